@@ -1,0 +1,1 @@
+"""Pretraining data: corpus preparation, TFRecord creation and tf.data pipelines."""
