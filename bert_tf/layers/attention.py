@@ -1,0 +1,97 @@
+"""Multi-head scaled dot-product self-attention with BERT's padding mask.
+
+Shapes: B batch, S sequence, N heads, D size per head, H = N·D hidden size.
+"""
+
+import math
+
+import keras
+import tensorflow as tf
+
+from bert_tf.layers.initializers import truncated_normal
+
+
+@keras.saving.register_keras_serializable(package="bert_tf")
+class MultiHeadSelfAttention(keras.layers.Layer):
+    """Self-attention over `[B, S, H]` with padded keys masked out (paper §3, Vaswani et al.).
+
+    Query/key/value/output are plain `[H, H]` dense kernels, the layout of google-research
+    and Hugging Face checkpoints, so conversion is a copy. Softmax runs in float32 under
+    mixed precision.
+
+    Args:
+      num_heads: N.
+      head_size: D.
+      dropout_rate: dropout on the attention probabilities.
+      causal: if True, position i attends only to positions ≤ i (left-to-right LM ablation).
+      initializer_range: stddev of the truncated normal initializer.
+
+    Example:
+    >>> attention = MultiHeadSelfAttention(num_heads=2, head_size=4)
+    >>> attention(tf.zeros([1, 3, 8]), tf.ones([1, 3], tf.int32)).shape
+    TensorShape([1, 3, 8])
+    """
+
+    def __init__(self, num_heads, head_size, dropout_rate=0.1, causal=False,
+                 initializer_range=0.02, **kwargs):
+        super().__init__(**kwargs)
+        self.num_heads = num_heads
+        self.head_size = head_size
+        self.dropout_rate = dropout_rate
+        self.causal = causal
+        self.initializer_range = initializer_range
+        hidden_size = num_heads * head_size
+        dense = lambda name: keras.layers.Dense(
+            hidden_size, kernel_initializer=truncated_normal(initializer_range), name=name)
+        self.query = dense("query")
+        self.key = dense("key")
+        self.value = dense("value")
+        self.output_dense = dense("output")
+        self.dropout = keras.layers.Dropout(dropout_rate)
+
+    def build(self, input_shape):
+        hidden_size = self.num_heads * self.head_size
+        for layer in (self.query, self.key, self.value, self.output_dense):
+            layer.build((None, None, hidden_size))
+        self.built = True
+
+    def _split_heads(self, x, batch_size):
+        x = tf.reshape(x, [batch_size, -1, self.num_heads, self.head_size])  # [B, S, N, D]
+        return tf.transpose(x, [0, 2, 1, 3])  # [B, N, S, D]
+
+    def call(self, hidden_states, input_mask, training=None):
+        batch_size = tf.shape(hidden_states)[0]
+        seq_length = tf.shape(hidden_states)[1]
+        # Scaling the query before the matmul costs S·H multiplies instead of S·S·N.
+        query = self._split_heads(self.query(hidden_states), batch_size)
+        query *= tf.cast(1.0 / math.sqrt(self.head_size), query.dtype)
+        key = self._split_heads(self.key(hidden_states), batch_size)
+        value = self._split_heads(self.value(hidden_states), batch_size)
+
+        scores = tf.matmul(query, key, transpose_b=True)  # [B, N, S, S]
+        allowed = tf.cast(input_mask, tf.bool)[:, tf.newaxis, tf.newaxis, :]  # [B, 1, 1, S]
+        if self.causal:
+            lower = tf.linalg.band_part(tf.ones([seq_length, seq_length], tf.bool), -1, 0)
+            allowed = tf.logical_and(allowed, lower[tf.newaxis, tf.newaxis])
+        scores = tf.where(allowed, tf.cast(scores, tf.float32), -1e9)
+        probs = tf.cast(tf.nn.softmax(scores, axis=-1), value.dtype)
+        probs = self.dropout(probs, training=training)
+
+        context = tf.matmul(probs, value)  # [B, N, S, D]
+        context = tf.transpose(context, [0, 2, 1, 3])  # [B, S, N, D]
+        context = tf.reshape(context, [batch_size, -1, self.num_heads * self.head_size])
+        return self.output_dense(context)
+
+    def compute_output_shape(self, input_shape, *args):
+        return input_shape
+
+    def get_config(self):
+        config = super().get_config()
+        config.update(
+            num_heads=self.num_heads,
+            head_size=self.head_size,
+            dropout_rate=self.dropout_rate,
+            causal=self.causal,
+            initializer_range=self.initializer_range,
+        )
+        return config

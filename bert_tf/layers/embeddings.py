@@ -1,0 +1,83 @@
+"""Word + learned position + token type embeddings, then LayerNorm and dropout."""
+
+import keras
+import tensorflow as tf
+
+from bert_tf.layers.initializers import truncated_normal
+
+
+@keras.saving.register_keras_serializable(package="bert_tf")
+class BertEmbeddings(keras.layers.Layer):
+    """BERT's input embeddings (paper Figure 2): token + segment + position.
+
+    Args:
+      vocab_size: number of WordPiece ids.
+      hidden_size: embedding width H.
+      max_position_embeddings: longest sequence the position table covers.
+      type_vocab_size: number of segment ids.
+      dropout_rate: dropout after LayerNorm.
+      layer_norm_eps: LayerNorm epsilon.
+      initializer_range: stddev of the truncated normal initializer.
+
+    Example:
+    >>> layer = BertEmbeddings(vocab_size=100, hidden_size=8, max_position_embeddings=16)
+    >>> layer(tf.ones([2, 5], tf.int32), tf.zeros([2, 5], tf.int32)).shape
+    TensorShape([2, 5, 8])
+    """
+
+    def __init__(self, vocab_size, hidden_size, max_position_embeddings, type_vocab_size=2,
+                 dropout_rate=0.1, layer_norm_eps=1e-12, initializer_range=0.02, **kwargs):
+        super().__init__(**kwargs)
+        self.vocab_size = vocab_size
+        self.hidden_size = hidden_size
+        self.max_position_embeddings = max_position_embeddings
+        self.type_vocab_size = type_vocab_size
+        self.dropout_rate = dropout_rate
+        self.layer_norm_eps = layer_norm_eps
+        self.initializer_range = initializer_range
+        initializer = truncated_normal(initializer_range)
+        self.word_embeddings = keras.layers.Embedding(
+            vocab_size, hidden_size, embeddings_initializer=initializer, name="word_embeddings")
+        self.token_type_embeddings = keras.layers.Embedding(
+            type_vocab_size, hidden_size, embeddings_initializer=initializer,
+            name="token_type_embeddings")
+        self.layer_norm = keras.layers.LayerNormalization(
+            epsilon=layer_norm_eps, dtype="float32", name="layer_norm")
+        self.dropout = keras.layers.Dropout(dropout_rate)
+
+    def build(self, input_shape=None):
+        self.word_embeddings.build((None, None))
+        self.token_type_embeddings.build((None, None))
+        self.position_embeddings = self.add_weight(
+            name="position_embeddings",
+            shape=(self.max_position_embeddings, self.hidden_size),
+            initializer=truncated_normal(self.initializer_range),
+        )
+        self.layer_norm.build((None, None, self.hidden_size))
+        self.built = True
+
+    def call(self, input_word_ids, input_type_ids, training=None):
+        seq_length = tf.shape(input_word_ids)[1]
+        # Embed tokens, segments and positions; sum, normalize, drop out.
+        embeddings = self.word_embeddings(input_word_ids)
+        embeddings += self.token_type_embeddings(input_type_ids)
+        positions = tf.cast(self.position_embeddings[:seq_length], embeddings.dtype)
+        embeddings += positions[tf.newaxis]
+        embeddings = tf.cast(self.layer_norm(embeddings), self.compute_dtype)
+        return self.dropout(embeddings, training=training)
+
+    def compute_output_shape(self, input_shape, *args):
+        return tuple(input_shape) + (self.hidden_size,)
+
+    def get_config(self):
+        config = super().get_config()
+        config.update(
+            vocab_size=self.vocab_size,
+            hidden_size=self.hidden_size,
+            max_position_embeddings=self.max_position_embeddings,
+            type_vocab_size=self.type_vocab_size,
+            dropout_rate=self.dropout_rate,
+            layer_norm_eps=self.layer_norm_eps,
+            initializer_range=self.initializer_range,
+        )
+        return config

@@ -1,0 +1,73 @@
+"""The masked-LM head: transform, then logits against the tied word embeddings."""
+
+import keras
+import tensorflow as tf
+
+from bert_tf.layers.activations import get_activation
+from bert_tf.layers.initializers import truncated_normal
+
+
+@keras.saving.register_keras_serializable(package="bert_tf")
+class MaskedLMHead(keras.layers.Layer):
+    """Predicts the original WordPiece at each masked position (paper §3.1, Task #1).
+
+    Dense(H) + activation + LayerNorm, then a matmul with the word-embedding table (tied
+    output weights) plus a per-token output bias: google-research's `cls/predictions`.
+    Logits are computed only at the gathered positions, never for all S tokens.
+
+    Args:
+      embedding_layer: the encoder's word `keras.layers.Embedding`; its table is reused.
+      hidden_act: activation of the transform.
+      layer_norm_eps: LayerNorm epsilon.
+      initializer_range: stddev of the truncated normal initializer.
+
+    Example:
+    >>> words = keras.layers.Embedding(100, 8); words.build((None,))
+    >>> head = MaskedLMHead(words)
+    >>> head(tf.zeros([2, 5, 8]), tf.constant([[1, 2], [0, 4]])).shape
+    TensorShape([2, 2, 100])
+    """
+
+    def __init__(self, embedding_layer, hidden_act="gelu", layer_norm_eps=1e-12,
+                 initializer_range=0.02, **kwargs):
+        super().__init__(**kwargs)
+        self.embedding_layer = embedding_layer
+        self.hidden_act = hidden_act
+        self.layer_norm_eps = layer_norm_eps
+        self.initializer_range = initializer_range
+        self.transform = keras.layers.Dense(
+            embedding_layer.output_dim, activation=get_activation(hidden_act),
+            kernel_initializer=truncated_normal(initializer_range), name="transform")
+        self.layer_norm = keras.layers.LayerNormalization(
+            epsilon=layer_norm_eps, dtype="float32", name="layer_norm")
+
+    def build(self, input_shape=None):
+        hidden_size = self.embedding_layer.output_dim
+        self.transform.build((None, None, hidden_size))
+        self.layer_norm.build((None, None, hidden_size))
+        self.output_bias = self.add_weight(
+            name="output_bias", shape=(self.embedding_layer.input_dim,), initializer="zeros")
+        self.built = True
+
+    def call(self, sequence_output, masked_lm_positions):
+        """Returns float32 logits `[B, P, V]` at `masked_lm_positions` `[B, P]`."""
+        gathered = tf.gather(sequence_output, masked_lm_positions, batch_dims=1)  # [B, P, H]
+        hidden = self.layer_norm(self.transform(gathered))
+        hidden = tf.cast(hidden, self.compute_dtype)
+        table = tf.cast(self.embedding_layer.embeddings, self.compute_dtype)  # [V, H]
+        logits = tf.matmul(hidden, table, transpose_b=True)
+        return tf.cast(logits, tf.float32) + tf.cast(self.output_bias, tf.float32)
+
+    def compute_output_shape(self, sequence_output_shape, masked_lm_positions_shape):
+        return tuple(masked_lm_positions_shape) + (self.embedding_layer.input_dim,)
+
+    def get_config(self):
+        # The embedding layer is shared with the encoder; a task model that holds both
+        # rebuilds the head from the encoder it deserializes (see BertPretrainer).
+        config = super().get_config()
+        config.update(
+            hidden_act=self.hidden_act,
+            layer_norm_eps=self.layer_norm_eps,
+            initializer_range=self.initializer_range,
+        )
+        return config

@@ -1,0 +1,154 @@
+"""BertEncoder: the BERT network with TF Hub input and output names."""
+
+import keras
+import tensorflow as tf
+
+from bert_tf.configs import BertConfig
+from bert_tf.layers.embeddings import BertEmbeddings
+from bert_tf.layers.initializers import truncated_normal
+from bert_tf.layers.transformer_block import TransformerBlock
+
+ENCODER_INPUTS = ("input_word_ids", "input_mask", "input_type_ids")
+
+
+def encoder_inputs(name_prefix=""):
+    """Symbolic int32 `[batch, seq]` inputs named as TF Hub BERT encoders name them."""
+    return {name: keras.Input(shape=(None,), dtype="int32", name=name_prefix + name)
+            for name in ENCODER_INPUTS}
+
+
+def check_encoder_inputs(inputs, max_position_embeddings, where="BertEncoder"):
+    """Raises a clear error for a missing key, a non-integer dtype or too long a sequence."""
+    if not isinstance(inputs, dict):
+        raise TypeError(f"{where} takes a dict with keys {list(ENCODER_INPUTS)}; "
+                        f"received {type(inputs).__name__}.")
+    missing = [name for name in ENCODER_INPUTS if name not in inputs]
+    if missing:
+        raise KeyError(f"{where}: missing input(s) {missing}; received keys {sorted(inputs)}.")
+    for name in ENCODER_INPUTS:
+        value = inputs[name]
+        dtype = tf.as_dtype(getattr(value, "dtype", None) or tf.convert_to_tensor(value).dtype)
+        if not dtype.is_integer:
+            raise TypeError(f"{where}: input `{name}` must be an integer tensor "
+                            f"(int32); received dtype {dtype.name}.")
+        shape = value.shape
+        if len(shape) != 2:
+            raise ValueError(f"{where}: input `{name}` must have shape [batch, seq]; "
+                             f"received shape {tuple(shape)}.")
+        if shape[1] is not None and shape[1] > max_position_embeddings:
+            raise ValueError(
+                f"{where}: input `{name}` has sequence length {shape[1]}, longer than "
+                f"`max_position_embeddings={max_position_embeddings}` of the config.")
+
+
+@keras.saving.register_keras_serializable(package="bert_tf")
+class BertEncoder(keras.Model):
+    """The BERT encoder: embeddings, `num_hidden_layers` post-LN blocks, tanh pooler.
+
+    Inputs and outputs use TF Hub's BERT names, so a hub encoder and this one swap.
+
+    Args:
+      config: a `BertConfig` or its dict.
+      causal_attention: mask attention to the left context (paper Table 5 LTR ablation).
+      remat: recompute each block's activations in the backward pass (saves memory at seq 512).
+
+    Call with a dict of int32 `[B, S]` tensors `input_word_ids`, `input_mask`,
+    `input_type_ids`; returns a dict with `sequence_output` `[B, S, H]`, `pooled_output`
+    `[B, H]` and `encoder_outputs` (one `[B, S, H]` per layer).
+
+    Example:
+    >>> config = BertConfig(vocab_size=100, hidden_size=8, num_hidden_layers=2,
+    ...                     num_attention_heads=2, intermediate_size=32)
+    >>> encoder = BertEncoder(config)
+    >>> ids = tf.constant([[2, 7, 3, 0]])
+    >>> outputs = encoder({"input_word_ids": ids, "input_mask": tf.sign(ids),
+    ...                    "input_type_ids": tf.zeros_like(ids)})
+    >>> outputs["pooled_output"].shape
+    TensorShape([1, 8])
+    """
+
+    def __init__(self, config, causal_attention=False, remat=False, **kwargs):
+        if isinstance(config, dict):
+            config = BertConfig.from_dict(config)
+        embeddings = BertEmbeddings(
+            vocab_size=config.vocab_size,
+            hidden_size=config.hidden_size,
+            max_position_embeddings=config.max_position_embeddings,
+            type_vocab_size=config.type_vocab_size,
+            dropout_rate=config.hidden_dropout_prob,
+            layer_norm_eps=config.layer_norm_eps,
+            initializer_range=config.initializer_range,
+            name="embeddings",
+        )
+        with keras.RematScope(mode="full" if remat else None):
+            blocks = [
+                TransformerBlock(
+                    hidden_size=config.hidden_size,
+                    num_heads=config.num_attention_heads,
+                    intermediate_size=config.intermediate_size,
+                    hidden_act=config.hidden_act,
+                    hidden_dropout_prob=config.hidden_dropout_prob,
+                    attention_probs_dropout_prob=config.attention_probs_dropout_prob,
+                    layer_norm_eps=config.layer_norm_eps,
+                    causal=causal_attention,
+                    initializer_range=config.initializer_range,
+                    name=f"layer_{index}",
+                )
+                for index in range(config.num_hidden_layers)
+            ]
+        pooler = keras.layers.Dense(
+            config.hidden_size, activation="tanh",
+            kernel_initializer=truncated_normal(config.initializer_range), name="pooler")
+
+        inputs = encoder_inputs()
+        hidden = embeddings(inputs["input_word_ids"], inputs["input_type_ids"])
+        encoder_outputs = []
+        for block in blocks:
+            hidden = block(hidden, inputs["input_mask"])
+            encoder_outputs.append(hidden)
+        # The pooler reads the final hidden state of [CLS] (paper §3: C ∈ R^H).
+        pooled = pooler(hidden[:, 0, :])
+        outputs = {
+            "sequence_output": hidden,
+            "pooled_output": pooled,
+            "encoder_outputs": encoder_outputs,
+        }
+        super().__init__(inputs=inputs, outputs=outputs, **kwargs)
+
+        self.config = config
+        self.causal_attention = causal_attention
+        self.remat = remat
+        self.embeddings = embeddings
+        self.blocks = blocks
+        self.pooler = pooler
+
+    def call(self, inputs, training=None, mask=None):
+        check_encoder_inputs(inputs, self.config.max_position_embeddings)
+        inputs = {name: tf.cast(inputs[name], tf.int32) for name in ENCODER_INPUTS}
+        return super().call(inputs, training=training, mask=mask)
+
+    @classmethod
+    def from_pretrained(cls, model_dir, **kwargs):
+        """Builds the encoder of a model directory (bert_config.json + checkpoint).
+
+        Example:
+        >>> encoder = BertEncoder.from_pretrained("/tmp/minilm")  # doctest: +SKIP
+        """
+        from bert_tf.checkpoints.model_dir import read_config, restore_model_dir
+
+        encoder = cls(read_config(model_dir), **kwargs)
+        restore_model_dir(model_dir, encoder=encoder)
+        return encoder
+
+    def get_config(self):
+        return {
+            "config": self.config.to_dict(),
+            "causal_attention": self.causal_attention,
+            "remat": self.remat,
+            "name": self.name,
+            "trainable": self.trainable,
+        }
+
+    @classmethod
+    def from_config(cls, config):
+        return cls(**config)

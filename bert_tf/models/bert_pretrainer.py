@@ -1,0 +1,61 @@
+"""BertPretrainer: the encoder plus the masked-LM and next-sentence heads (paper §3.1)."""
+
+import keras
+
+from bert_tf.layers.initializers import truncated_normal
+from bert_tf.layers.masked_lm_head import MaskedLMHead
+from bert_tf.models.bert_encoder import encoder_inputs
+from bert_tf.models.task_model import BertTaskModel, call_encoder
+
+
+@keras.saving.register_keras_serializable(package="bert_tf")
+class BertPretrainer(BertTaskModel):
+    """Pretraining model: masked LM on gathered positions, NSP on the pooled output.
+
+    Args:
+      encoder: a `BertEncoder`.
+      use_next_sentence: include the next-sentence head (False for MLM-only ablations).
+
+    Inputs: the encoder inputs plus `masked_lm_positions` int32 `[B, P]`. Outputs:
+    `mlm_logits` float32 `[B, P, V]` and (with NSP) `nsp_logits` float32 `[B, 2]`.
+
+    Example:
+    >>> pretrainer = BertPretrainer(BertEncoder(config))  # doctest: +SKIP
+    >>> pretrainer(batch)["mlm_logits"].shape  # doctest: +SKIP
+    TensorShape([32, 20, 30522])
+    """
+
+    def __init__(self, encoder, use_next_sentence=True, **kwargs):
+        config = encoder.config
+        masked_lm = MaskedLMHead(
+            encoder.embeddings.word_embeddings, hidden_act=config.hidden_act,
+            layer_norm_eps=config.layer_norm_eps, initializer_range=config.initializer_range,
+            name="masked_lm")
+        next_sentence = None
+        if use_next_sentence:
+            next_sentence = keras.layers.Dense(
+                2, kernel_initializer=truncated_normal(config.initializer_range),
+                dtype="float32", name="next_sentence")
+
+        inputs = encoder_inputs()
+        inputs["masked_lm_positions"] = keras.Input(
+            shape=(None,), dtype="int32", name="masked_lm_positions")
+        encoded = call_encoder(encoder, inputs)
+        outputs = {"mlm_logits": masked_lm(encoded["sequence_output"],
+                                           inputs["masked_lm_positions"])}
+        if next_sentence is not None:
+            outputs["nsp_logits"] = next_sentence(encoded["pooled_output"])
+        super().__init__(encoder, inputs=inputs, outputs=outputs, **kwargs)
+
+        self.use_next_sentence = use_next_sentence
+        self.masked_lm = masked_lm
+        self.next_sentence = next_sentence
+
+    def checkpoint_items(self):
+        items = {"encoder": self.encoder, "masked_lm": self.masked_lm}
+        if self.next_sentence is not None:
+            items["next_sentence"] = self.next_sentence
+        return items
+
+    def task_config(self):
+        return {"use_next_sentence": self.use_next_sentence}

@@ -1,0 +1,38 @@
+"""BertTokenClassifier: a label per token, e.g. named entities (paper §5.3, CoNLL-2003)."""
+
+import keras
+
+from bert_tf.layers.initializers import truncated_normal
+from bert_tf.models.bert_encoder import encoder_inputs
+from bert_tf.models.task_model import BertTaskModel, call_encoder, head_dropout_rate
+
+
+@keras.saving.register_keras_serializable(package="bert_tf")
+class BertTokenClassifier(BertTaskModel):
+    """Dropout + one dense layer on every token's final hidden state.
+
+    Args:
+      encoder: a `BertEncoder`.
+      num_classes: number of tag labels.
+      dropout_rate: dropout before the head; defaults to the encoder's hidden dropout.
+
+    Returns float32 `logits` `[B, S, num_classes]`.
+
+    Example:
+    >>> tagger = BertTokenClassifier(encoder, num_classes=9)  # doctest: +SKIP
+    """
+
+    def __init__(self, encoder, num_classes, dropout_rate=None, **kwargs):
+        dropout = keras.layers.Dropout(head_dropout_rate(encoder, dropout_rate))
+        head = keras.layers.Dense(
+            num_classes, kernel_initializer=truncated_normal(encoder.config.initializer_range),
+            dtype="float32", name="logits")
+        inputs = encoder_inputs()
+        logits = head(dropout(call_encoder(encoder, inputs)["sequence_output"]))
+        super().__init__(encoder, inputs=inputs, outputs=logits, **kwargs)
+        self.num_classes = num_classes
+        self.dropout_rate = dropout_rate
+        self.head = head
+
+    def task_config(self):
+        return {"num_classes": self.num_classes, "dropout_rate": self.dropout_rate}

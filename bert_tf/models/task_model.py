@@ -1,0 +1,53 @@
+"""BertTaskModel: the shared base of models that hold a BertEncoder instance plus a head."""
+
+import keras
+
+from bert_tf.models.bert_encoder import ENCODER_INPUTS, BertEncoder
+
+
+def head_dropout_rate(encoder, dropout_rate):
+    """The head's dropout: the given rate, or the encoder's `hidden_dropout_prob` (paper)."""
+    return encoder.config.hidden_dropout_prob if dropout_rate is None else dropout_rate
+
+
+def call_encoder(encoder, inputs):
+    """Calls `encoder` on the encoder entries of a symbolic inputs dict."""
+    return encoder({name: inputs[name] for name in ENCODER_INPUTS})
+
+
+class BertTaskModel(keras.Model):
+    """A functional model over an encoder instance; subclasses give `task_config()`.
+
+    The encoder is held, not copied, so one pretrained encoder serves every head and its
+    checkpoint key stays `encoder` (DESIGN.md model directory).
+    """
+
+    def __init__(self, encoder, inputs, outputs, **kwargs):
+        if not isinstance(encoder, BertEncoder):
+            raise TypeError(f"`encoder` must be a BertEncoder; received {type(encoder).__name__}.")
+        super().__init__(inputs=inputs, outputs=outputs, **kwargs)
+        self.encoder = encoder
+
+    def task_config(self):
+        """The constructor arguments other than `encoder`."""
+        raise NotImplementedError
+
+    def checkpoint_items(self):
+        """Objects for `tf.train.Checkpoint`: the encoder under `encoder`, the head as `head`."""
+        return {"encoder": self.encoder, "head": self.head}
+
+    def get_config(self):
+        return {
+            "encoder": keras.saving.serialize_keras_object(self.encoder),
+            **self.task_config(),
+            "name": self.name,
+            "trainable": self.trainable,
+        }
+
+    @classmethod
+    def from_config(cls, config):
+        config = dict(config)
+        encoder = config.pop("encoder")
+        if isinstance(encoder, dict):
+            encoder = keras.saving.deserialize_keras_object(encoder)
+        return cls(encoder, **config)

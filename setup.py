@@ -1,0 +1,35 @@
+"""bert_tf: BERT (Devlin et al., NAACL 2019) for TensorFlow 2 / Keras 3."""
+
+import pathlib
+import re
+
+import setuptools
+
+_ROOT = pathlib.Path(__file__).parent
+_VERSION = re.search(
+    r'__version__ = "([^"]+)"', (_ROOT / "bert_tf" / "__init__.py").read_text()
+).group(1)
+
+setuptools.setup(
+    name="bert_tf",
+    version=_VERSION,
+    description="BERT pretraining, fine-tuning and export for TensorFlow 2 / Keras 3.",
+    long_description=(_ROOT / "README.md").read_text(),
+    long_description_content_type="text/markdown",
+    license="Apache-2.0",
+    python_requires=">=3.11",
+    packages=setuptools.find_packages(include=["bert_tf", "bert_tf.*"]),
+    package_data={"bert_tf": ["data/corpus/*", "export/tf_serving_ops/*"]},
+    install_requires=[
+        "tensorflow==2.21.*",
+        "tensorflow-text==2.21.*",
+        "keras>=3.15",
+        "tensorflow-datasets",
+        "absl-py",
+    ],
+    extras_require={
+        # safetensors reads/writes Hugging Face checkpoints without torch.
+        "test": ["pytest", "safetensors"],
+        "hf": ["safetensors"],
+    },
+)
