@@ -16,6 +16,8 @@ tf.config.set_logical_device_configuration(
 
 def pytest_configure(config):
     config.addinivalue_line("markers", "slow: longer integration test (still runs in CI)")
+    # Keras converting tensors with numpy 2 warns on every call; it is not ours to fix.
+    config.addinivalue_line("filterwarnings", "ignore:__array__ implementation:DeprecationWarning")
 
 
 @pytest.fixture(autouse=True)
