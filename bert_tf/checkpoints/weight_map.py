@@ -1,0 +1,147 @@
+"""Name-map tables between our weights and other checkpoint formats, applied strictly.
+
+Each converter (Hugging Face, google-research) declares ONE table of `Rule`s: our weight
+path (as `variable.path` spells it, e.g. `layer_{layer}/attention/query/kernel`), the
+checkpoint's tensor name, and whether the tensor is stored transposed. This module expands
+the table over the layers and applies it in either direction with the checks every
+converter needs: each tensor's shape is checked against the model built from the config,
+every source tensor must be used and every model weight must be set, each named in the
+error. Keras and TF have no such strict name-mapped assignment, hence hand-written.
+"""
+
+import collections
+
+import numpy as np
+
+from bert_tf.models.bert_encoder import BertEncoder
+from bert_tf.models.bert_pretrainer import BertPretrainer
+
+LAYER = "{layer}"
+
+# Our weight groups that belong to pretraining heads (checkpoint keys of BertPretrainer);
+# the rest (`embeddings`, `layer_N`, `pooler`) are the encoder's.
+HEAD_GROUPS = ("masked_lm", "next_sentence")
+
+Rule = collections.namedtuple("Rule", ["target", "source", "transpose"])
+
+
+class TensorSource:
+    """Named tensors of a checkpoint: their shapes up front, values read on demand.
+
+    Args:
+      shapes: dict of tensor name to shape tuple.
+      read: function of a name returning the tensor as a numpy array.
+      where: the checkpoint's path, for error messages.
+    """
+
+    def __init__(self, shapes, read, where):
+        self.shapes = {name: tuple(shape) for name, shape in shapes.items()}
+        self.read = read
+        self.where = where
+
+
+def model_weights(*layers):
+    """Our weights by path, e.g. `embeddings/word_embeddings/embeddings`, over `layers`.
+
+    Tied weights (the masked-LM head reuses the word embeddings) appear once.
+    """
+    weights = {}
+    for layer in layers:
+        for variable in layer.weights:
+            weights.setdefault(variable.path, variable)
+    return weights
+
+
+def build_models(config, heads=()):
+    """A `BertEncoder` for `config` and the pretraining `heads` asked for, by checkpoint key.
+
+    Returns:
+      `(encoder, {key: layer})`, the heads keyed as `BertPretrainer.checkpoint_items()`.
+    """
+    encoder = BertEncoder(config)
+    if not heads:
+        return encoder, {}
+    if "masked_lm" not in heads:
+        raise ValueError(f"A next-sentence head needs the masked-LM head too; found only {heads}.")
+    items = BertPretrainer(encoder, use_next_sentence="next_sentence" in heads).checkpoint_items()
+    return encoder, {key: layer for key, layer in items.items() if key != "encoder"}
+
+
+def expand(table, num_layers, heads=()):
+    """The table's rules with `{layer}` filled in, keeping head rules only for `heads`."""
+    rules = []
+    for rule in table:
+        group = rule.target.split("/")[0]
+        if group in HEAD_GROUPS and group not in heads:
+            continue
+        if LAYER in rule.target:
+            rules.extend(
+                Rule(rule.target.format(layer=i), rule.source.format(layer=i), rule.transpose)
+                for i in range(num_layers))
+        else:
+            rules.append(rule)
+    return rules
+
+
+def _check_covered(rules, weights, what):
+    unset = sorted(set(weights) - {rule.target for rule in rules})
+    if unset:
+        raise ValueError(f"{what}: no tensor maps to model weight(s) {unset}.")
+    unknown = sorted({rule.target for rule in rules} - set(weights))
+    if unknown:
+        raise ValueError(f"{what}: the model has no weight(s) {unknown}.")
+
+
+def assign_from(source, rules, weights, ignored=()):
+    """Copies `source` tensors into `weights` by `rules`, after checking everything.
+
+    Nothing is assigned unless every check passes, so a failed conversion leaves the
+    model as it was.
+
+    Args:
+      source: a `TensorSource`.
+      rules: expanded `Rule`s (see `expand`).
+      weights: our weights by path (see `model_weights`).
+      ignored: source tensor names that carry no weights (buffers, optimizer slots).
+
+    Raises:
+      ValueError: a tensor is missing, has the wrong shape or is left unused, or a model
+        weight is left unset; the message names them.
+    """
+    where = source.where
+    _check_covered(rules, weights, f"Checkpoint {where}")
+    missing = [f"{rule.source} (for {rule.target})" for rule in rules
+               if rule.source not in source.shapes]
+    if missing:
+        raise ValueError(f"Checkpoint {where} lacks tensor(s) {missing}, so these model "
+                         "weights would be left unset (check num_hidden_layers in the config).")
+    unused = sorted(set(source.shapes) - {rule.source for rule in rules} - set(ignored))
+    if unused:
+        raise ValueError(f"Checkpoint {where} has tensor(s) that map to no model weight: "
+                         f"{unused}.")
+    for rule in rules:
+        expected = tuple(weights[rule.target].shape)
+        found = source.shapes[rule.source]
+        stored = found[::-1] if rule.transpose else found
+        if stored != expected:
+            layout = " (stored transposed)" if rule.transpose else ""
+            raise ValueError(
+                f"Checkpoint {where}: tensor `{rule.source}` has shape {list(found)}{layout}, "
+                f"but the config needs {list(expected[::-1] if rule.transpose else expected)} "
+                f"for weight `{rule.target}`.")
+    for rule in rules:
+        value = np.asarray(source.read(rule.source))
+        if rule.transpose:
+            value = value.T
+        variable = weights[rule.target]
+        variable.assign(value.astype(variable.dtype))
+
+
+def export_to(rules, weights):
+    """Our weights as a dict of checkpoint tensor names to float32 numpy arrays."""
+    _check_covered(rules, weights, "Export")
+    tensors = {}
+    for rule in rules:
+        value = np.asarray(weights[rule.target].numpy(), dtype=np.float32)
+        tensors[rule.source] = np.ascontiguousarray(value.T if rule.transpose else value)
+    return tensors
