@@ -1,0 +1,1 @@
+"""Throughput measurement shared by `tools/benchmark.py`: timing, FLOP counts, peers."""
