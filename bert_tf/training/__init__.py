@@ -1,0 +1,1 @@
+"""Training: distribution strategies, optimizers and schedules, the custom train loop, pretraining."""

@@ -1,0 +1,127 @@
+"""Training checkpoints: save every N steps, resume from the latest, warm-start from a model.
+
+A training checkpoint holds the model parts at the top level (`encoder`, heads), so a
+training `output_dir` is also a model directory for `restore_model_dir`; beside them sit
+`optimizer` (slots, iterations, loss scale) and `step`. The input position is the step: the
+datasets are deterministic and are skipped forward on resume (a distributed iterator
+cannot be checkpointed).
+"""
+
+import os
+import shutil
+import uuid
+
+import tensorflow as tf
+from absl import logging
+
+from bert_tf.training.distribution import is_chief, task_id
+
+
+def check_output_dir(output_dir):
+    """Creates `output_dir` and proves it is writable, before any compute is spent.
+
+    Raises:
+      PermissionError: the folder cannot be created or written.
+    """
+    probe = os.path.join(output_dir, f".write_test_{uuid.uuid4().hex}")
+    try:
+        tf.io.gfile.makedirs(output_dir)
+        with tf.io.gfile.GFile(probe, "w") as f:
+            f.write("ok")
+        tf.io.gfile.remove(probe)
+    except (tf.errors.OpError, OSError) as error:
+        raise PermissionError(f"output_dir {output_dir!r} is not writable: "
+                              f"{getattr(error, 'message', error)}") from None
+
+
+class TrainingCheckpoint:
+    """A `tf.train.CheckpointManager` over model parts, optimizer and step.
+
+    On multi-worker runs every worker saves (the save is collective); only the chief's copy
+    lands in `output_dir`, the others write to a scratch folder that is removed.
+
+    Args:
+      strategy: the run's strategy.
+      output_dir: where `ckpt-<step>` files go.
+      items: dict of model trackables (e.g. `{"encoder": ..., "masked_lm": ...}`).
+      optimizer: the optimizer (built, so its slots exist before a restore).
+      step: the int64 step variable.
+      max_to_keep: how many checkpoints to keep.
+    """
+
+    def __init__(self, strategy, output_dir, items, optimizer, step, max_to_keep=5):
+        self.checkpoint = tf.train.Checkpoint(optimizer=optimizer, step=step, **items)
+        self.chief = is_chief(strategy)
+        directory = output_dir if self.chief else os.path.join(
+            output_dir, f".worker_{task_id(strategy)}_tmp")
+        self.directory = directory
+        self.manager = tf.train.CheckpointManager(
+            self.checkpoint, directory, max_to_keep=max_to_keep, step_counter=step,
+            checkpoint_name="ckpt")
+        self.step = step
+
+    @property
+    def latest(self):
+        return self.manager.latest_checkpoint if self.chief else tf.train.latest_checkpoint(
+            os.path.dirname(self.directory))
+
+    def restore_latest(self):
+        """Restores the newest checkpoint of `output_dir`; returns its path or None."""
+        path = self.latest
+        if path is None:
+            return None
+        self.checkpoint.restore(path).assert_existing_objects_matched()
+        logging.info("Resumed from %s at step %d.", path, int(self.step.numpy()))
+        return path
+
+    def save(self):
+        path = self.manager.save(checkpoint_number=self.step)
+        if not self.chief:
+            shutil.rmtree(self.directory, ignore_errors=True)
+            return None
+        logging.info("Saved checkpoint %s.", path)
+        return path
+
+
+def _checkpoint_prefix(path):
+    if tf.io.gfile.isdir(path):
+        from bert_tf.checkpoints.model_dir import model_checkpoint_path
+
+        return model_checkpoint_path(path)
+    if not tf.io.gfile.exists(path + ".index"):
+        raise FileNotFoundError(f"init_checkpoint {path!r}: neither a model directory nor a "
+                                f"checkpoint prefix ({path}.index is missing).")
+    return path
+
+
+def restore_init_checkpoint(path, items, required=("encoder",)):
+    """Warm-starts `items` from a model directory or checkpoint prefix (no optimizer state).
+
+    Items the checkpoint lacks keep their initial values (a logged warning), except the
+    `required` ones; every variable of a restored item must be found with its shape.
+
+    Returns:
+      The names of the restored items.
+
+    Raises:
+      FileNotFoundError: nothing at `path`.
+      ValueError: a required item is missing or a shape differs.
+    """
+    prefix = _checkpoint_prefix(path)
+    keys = {name.split("/")[0] for name, _ in tf.train.list_variables(prefix)}
+    restored = []
+    for name, item in items.items():
+        if name not in keys:
+            if name in required:
+                raise ValueError(f"init_checkpoint {prefix} has no `{name}`; its top-level "
+                                 f"keys are {sorted(keys)}.")
+            logging.warning("init_checkpoint %s has no `%s`; it starts from scratch.", prefix, name)
+            continue
+        try:
+            tf.train.Checkpoint(**{name: item}).read(prefix).assert_existing_objects_matched()
+        except (AssertionError, ValueError) as error:
+            raise ValueError(f"init_checkpoint {prefix}: `{name}` does not match the model "
+                             f"(check bert_config_file): {error}") from None
+        restored.append(name)
+    logging.info("Initialized %s from %s.", restored, prefix)
+    return restored

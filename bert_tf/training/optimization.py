@@ -1,0 +1,98 @@
+"""Optimizers of BERT pretraining and fine-tuning: AdamW or LAMB, warm-up + linear decay.
+
+google-research's `AdamWeightDecayOptimizer` is Adam with decoupled weight decay (Loshchilov &
+Hutter) that skips LayerNorm and bias variables, global-norm clipping at 1.0 and a learning
+rate that rises linearly over `num_warmup_steps`, then falls linearly to 0 at
+`num_train_steps`. Keras 3's `AdamW` and `Lamb` give the update rules (Keras adds Adam's bias
+correction, which google-research left out); this module configures them the BERT way.
+"""
+
+import keras
+import tensorflow as tf
+
+# Keras matches these against a variable's short name: LayerNorm weights are gamma/beta.
+NO_WEIGHT_DECAY = ("bias", "gamma", "beta", "LayerNorm", "layer_norm")
+OPTIMIZERS = ("adamw", "lamb")
+
+
+@keras.saving.register_keras_serializable(package="bert_tf")
+class WarmupLinearDecay(keras.optimizers.schedules.LearningRateSchedule):
+    """Linear warm-up to `learning_rate`, then linear decay to `end_learning_rate`.
+
+    As google-research's `optimization.py`: the decay line runs from `learning_rate` at step 0
+    to `end_learning_rate` at `num_train_steps`; warm-up overrides it for the first steps.
+
+    Example:
+    >>> schedule = WarmupLinearDecay(1e-4, num_train_steps=100, num_warmup_steps=10)
+    >>> [round(float(schedule(s)), 7) for s in (0, 5, 10, 55, 100)]
+    [0.0, 5e-05, 9e-05, 4.5e-05, 0.0]
+    """
+
+    def __init__(self, learning_rate, num_train_steps, num_warmup_steps, end_learning_rate=0.0):
+        if num_train_steps <= 0 or not 0 <= num_warmup_steps <= num_train_steps:
+            raise ValueError("Need 0 <= num_warmup_steps <= num_train_steps and num_train_steps "
+                             f"> 0; received num_warmup_steps={num_warmup_steps}, "
+                             f"num_train_steps={num_train_steps}.")
+        self.learning_rate = learning_rate
+        self.num_train_steps = num_train_steps
+        self.num_warmup_steps = num_warmup_steps
+        self.end_learning_rate = end_learning_rate
+
+    def __call__(self, step):
+        step = tf.cast(step, tf.float32)
+        peak, end = self.learning_rate, self.end_learning_rate
+        # 1. Warm-up: 0 → peak over num_warmup_steps.
+        warmup = peak * step / max(self.num_warmup_steps, 1)
+        # 2. Decay: peak at step 0 → end at num_train_steps.
+        decay = end + (peak - end) * (1.0 - step / self.num_train_steps)
+        # 3. Floor: stay at end past num_train_steps.
+        decay = tf.maximum(decay, end)
+        return tf.where(step < self.num_warmup_steps, warmup, decay)
+
+    def get_config(self):
+        return {"learning_rate": self.learning_rate, "num_train_steps": self.num_train_steps,
+                "num_warmup_steps": self.num_warmup_steps,
+                "end_learning_rate": self.end_learning_rate}
+
+
+def create_optimizer(name, learning_rate, num_train_steps, num_warmup_steps, weight_decay=0.01,
+                     beta_1=0.9, beta_2=0.999, epsilon=1e-6, clip_norm=1.0, dtype="float32"):
+    """The BERT optimizer: `adamw` (paper) or `lamb` (You et al. 2020, large batches).
+
+    Args:
+      name: `adamw` or `lamb`.
+      learning_rate: peak learning rate (paper: 1e-4 for pretraining).
+      num_train_steps: steps at which the learning rate reaches 0.
+      num_warmup_steps: linear warm-up steps (paper: 10,000).
+      weight_decay: decoupled weight decay, not applied to LayerNorm and bias variables.
+      beta_1, beta_2, epsilon: Adam moments (google-research: 0.9, 0.999, 1e-6).
+      clip_norm: global-norm gradient clipping; None for none.
+      dtype: the run's dtype policy; `mixed_float16` wraps the optimizer in Keras's dynamic
+        `LossScaleOptimizer` (the train loop then scales the loss).
+
+    Returns:
+      A Keras optimizer whose `learning_rate` is a `WarmupLinearDecay` of its `iterations`.
+
+    Example:
+    >>> optimizer = create_optimizer("adamw", 1e-4, 1000, 100)
+    >>> type(optimizer).__name__
+    'AdamW'
+    """
+    if name not in OPTIMIZERS:
+        raise ValueError(f"Unknown optimizer {name!r}; choose one of {list(OPTIMIZERS)}.")
+    schedule = WarmupLinearDecay(learning_rate, num_train_steps, num_warmup_steps)
+    optimizer_class = keras.optimizers.AdamW if name == "adamw" else keras.optimizers.Lamb
+    optimizer = optimizer_class(
+        learning_rate=schedule, weight_decay=weight_decay, beta_1=beta_1, beta_2=beta_2,
+        epsilon=epsilon, global_clipnorm=clip_norm)
+    optimizer.exclude_from_weight_decay(var_names=list(NO_WEIGHT_DECAY))
+    if dtype == "mixed_float16":
+        optimizer = keras.optimizers.LossScaleOptimizer(optimizer)
+    return optimizer
+
+
+def current_learning_rate(optimizer):
+    """The learning rate the next update will use (a float tensor)."""
+    inner = getattr(optimizer, "inner_optimizer", optimizer)
+    rate = inner.learning_rate
+    return rate(inner.iterations) if callable(rate) else tf.convert_to_tensor(rate)

@@ -1,0 +1,102 @@
+"""Pretraining objectives: masked LM + next-sentence prediction, and the paper's ablations.
+
+Losses (paper §3.1, Appendix A.2): the masked-LM cross-entropy over the real predictions
+(`masked_lm_weights` = 1) plus the NSP cross-entropy. Each example's masked-LM loss is the
+mean over its own predictions; the sum over examples is divided by the *global* batch size,
+the way tf.distribute and gradient accumulation need it (google-research divides one
+token-weighted sum by the batch's count of predictions; the two agree whenever examples
+carry equally many predictions, as full-length examples do).
+
+`--left_to_right` (Table 5 "LTR & No NSP"): a causal encoder predicts token t+1 at every
+position t of the unmasked sequence, through the same tied-weight output head.
+"""
+
+import tensorflow as tf
+
+from bert_tf.models.bert_encoder import BertEncoder
+from bert_tf.models.bert_pretrainer import BertPretrainer
+
+
+def build_pretrainer(config, use_next_sentence=True, left_to_right=False, remat=False):
+    """The `BertPretrainer` for an objective; LTR implies causal attention and no NSP."""
+    encoder = BertEncoder(config, causal_attention=left_to_right, remat=remat)
+    return BertPretrainer(encoder, use_next_sentence=use_next_sentence and not left_to_right)
+
+
+def to_left_to_right(batch):
+    """Turns a masked pretraining batch into next-token LM targets (a `tf.data` map fn).
+
+    The masked tokens are put back (`masked_lm_ids` at `masked_lm_positions`), then position
+    t predicts token t+1 wherever t+1 is a real token: `masked_lm_positions` = 0..S-2,
+    `masked_lm_ids` = the tokens 1..S-1, `masked_lm_weights` = `input_mask[:, 1:]`.
+
+    Args:
+      batch: dict of `[B, S]` / `[B, P]` tensors (see the module docstring of the data pipelines).
+    """
+    ids = batch["input_word_ids"]
+    batch_size, seq_length = tf.shape(ids)[0], tf.shape(ids)[1]
+    real = batch["masked_lm_weights"] > 0
+    rows = tf.broadcast_to(tf.range(batch_size)[:, None], tf.shape(batch["masked_lm_positions"]))
+    where = tf.stack([tf.boolean_mask(rows, real),
+                      tf.boolean_mask(batch["masked_lm_positions"], real)], axis=1)
+    original = tf.tensor_scatter_nd_update(ids, where, tf.boolean_mask(batch["masked_lm_ids"], real))
+    positions = tf.broadcast_to(tf.range(seq_length - 1)[None], [batch_size, seq_length - 1])
+    return {**batch,
+            "input_word_ids": original,
+            "masked_lm_positions": positions,
+            "masked_lm_ids": original[:, 1:],
+            "masked_lm_weights": tf.cast(batch["input_mask"][:, 1:], tf.float32)}
+
+
+def pretraining_loss_fn(global_batch_size, use_next_sentence=True):
+    """Returns `loss_fn(batch, outputs) -> (loss, metrics)` for the train loop.
+
+    Args:
+      global_batch_size: sequences per update over all replicas (the loss divisor).
+      use_next_sentence: add the NSP loss (False for `--no_nsp` and `--left_to_right`).
+
+    The metrics are `(numerator, denominator)` sums: `mlm_accuracy`, `mlm_loss` (per real
+    prediction), and with NSP `nsp_accuracy`, `nsp_loss` (per example).
+    """
+
+    def loss_fn(batch, outputs):
+        weights = tf.cast(batch["masked_lm_weights"], tf.float32)  # [B, P]
+        labels = tf.cast(batch["masked_lm_ids"], tf.int32)
+        logits = tf.cast(outputs["mlm_logits"], tf.float32)  # [B, P, V]
+        token_loss = tf.nn.sparse_softmax_cross_entropy_with_logits(labels, logits)  # [B, P]
+        per_example = tf.math.divide_no_nan(tf.reduce_sum(token_loss * weights, axis=1),
+                                            tf.reduce_sum(weights, axis=1))  # [B]
+        correct = tf.cast(tf.equal(tf.argmax(logits, -1, output_type=tf.int32), labels), tf.float32)
+        count = tf.reduce_sum(weights)
+        metrics = {"mlm_accuracy": (tf.reduce_sum(correct * weights), count),
+                   "mlm_loss": (tf.reduce_sum(token_loss * weights), count)}
+        if use_next_sentence:
+            nsp_labels = tf.reshape(tf.cast(batch["next_sentence_labels"], tf.int32), [-1])
+            nsp_logits = tf.cast(outputs["nsp_logits"], tf.float32)  # [B, 2]
+            nsp_loss = tf.nn.sparse_softmax_cross_entropy_with_logits(nsp_labels, nsp_logits)
+            per_example += nsp_loss
+            examples = tf.cast(tf.size(nsp_labels), tf.float32)
+            nsp_correct = tf.equal(tf.argmax(nsp_logits, -1, output_type=tf.int32), nsp_labels)
+            metrics["nsp_accuracy"] = (tf.reduce_sum(tf.cast(nsp_correct, tf.float32)), examples)
+            metrics["nsp_loss"] = (tf.reduce_sum(nsp_loss), examples)
+        loss = tf.nn.compute_average_loss(per_example, global_batch_size=global_batch_size)
+        return loss, metrics
+
+    return loss_fn
+
+
+def unigram_baseline_accuracy(batches):
+    """Accuracy of always predicting the most frequent masked token of `batches`.
+
+    The baseline a masked LM must beat: an upper bound for any context-free predictor on
+    these targets, since it picks the mode of the very tokens it is scored on.
+    """
+    counts = {}
+    for batch in batches:
+        ids = batch["masked_lm_ids"].numpy().ravel()
+        weights = batch["masked_lm_weights"].numpy().ravel()
+        for token, weight in zip(ids[weights > 0], weights[weights > 0]):
+            counts[int(token)] = counts.get(int(token), 0.0) + float(weight)
+    if not counts:
+        raise ValueError("No masked predictions in the batches.")
+    return max(counts.values()) / sum(counts.values())

@@ -1,0 +1,228 @@
+"""The custom training loop: `steps_per_loop` steps per `tf.function` call under a strategy.
+
+Task-agnostic: pretraining and fine-tuning give a model, a `loss_fn` and dataset functions.
+One call of the compiled loop function runs up to `steps_per_loop` distributed steps in a
+`tf.range` loop (one host round trip per loop, not per step), stops early at a non-finite
+loss, and returns summed metrics. Between calls the host saves checkpoints, evaluates,
+writes TensorBoard scalars and reports progress.
+"""
+
+import dataclasses
+import os
+import time
+
+import tensorflow as tf
+from absl import logging
+from tensorflow.core.framework import summary_pb2
+
+from bert_tf.training.checkpointing import (TrainingCheckpoint, check_output_dir,
+                                            restore_init_checkpoint)
+from bert_tf.training.distribution import is_chief
+from bert_tf.training.optimization import current_learning_rate
+from bert_tf.training.train_step import ReplicaTrainStep, replica_eval_step
+
+
+# tf.summary.scalar lives in the tensorboard package, not a dependency here; this is the
+# scalar plugin's metadata that it would attach, so TensorBoard shows the same charts.
+_SCALAR_METADATA = summary_pb2.SummaryMetadata(
+    plugin_data=summary_pb2.SummaryMetadata.PluginData(plugin_name="scalars"))
+
+
+class NonFiniteLossError(RuntimeError):
+    """The loss became NaN or Inf; `step` names it, `checkpoint` is the last good one."""
+
+    def __init__(self, step, checkpoint):
+        self.step, self.checkpoint = step, checkpoint
+        super().__init__(f"Loss is NaN or Inf at step {step}; stopped without saving. The last "
+                         f"good checkpoint is {checkpoint or 'none (no checkpoint yet)'}; lower "
+                         "the learning rate or check the data, then rerun to resume from it.")
+
+
+@dataclasses.dataclass
+class TrainProgress:
+    """What a progress callback receives after each loop call."""
+    step: int
+    num_steps: int
+    loss: float
+    metrics: dict
+    learning_rate: float
+    sequences_per_second: float
+    eta_seconds: float
+    elapsed_seconds: float
+
+
+@dataclasses.dataclass
+class TrainResult:
+    step: int
+    train_metrics: dict
+    eval_metrics: dict
+    checkpoint: str
+
+
+def _ratios(sums):
+    return {name: float(num) / max(float(den), 1e-12) for name, (num, den) in sums.items()}
+
+
+def _distribute(strategy, dataset_fn, skip_steps):
+    """Per-pipeline datasets, skipped past the batches that `skip_steps` steps consumed."""
+
+    def fn(context):
+        per_pipeline = context.num_replicas_in_sync // context.num_input_pipelines
+        return dataset_fn(context).skip(skip_steps * per_pipeline)
+
+    return strategy.distribute_datasets_from_function(fn)
+
+
+class Trainer:
+    """Builds the compiled loop and eval functions for a model built under `strategy.scope()`.
+
+    Args:
+      strategy: a `tf.distribute.Strategy` (see `distribution.get_strategy`).
+      model: Keras model; `model(batch inputs, training=...)` gives what `loss_fn` reads.
+      loss_fn: `loss_fn(batch, outputs) -> (loss, metrics)`: `loss` = sum of per-example
+        losses / global batch size (`tf.nn.compute_average_loss`), `metrics` = dict of
+        `(numerator, denominator)` sums, e.g. `{"accuracy": (correct, count)}`.
+      optimizer: a Keras optimizer created under the scope.
+      gradient_accumulation_steps: micro-batches per update.
+      jit_compile: XLA-compile the replica step (single-device strategies only on CPU).
+    """
+
+    def __init__(self, strategy, model, loss_fn, optimizer, gradient_accumulation_steps=1,
+                 jit_compile=False):
+        if jit_compile and strategy.num_replicas_in_sync > 1 and not tf.config.list_logical_devices("GPU"):
+            raise ValueError("jit_compile (XLA) inside strategy.run over several CPU devices is "
+                             "not supported by TensorFlow; use one_device or drop --enable_xla.")
+        self.strategy, self.model, self.loss_fn, self.optimizer = strategy, model, loss_fn, optimizer
+        with strategy.scope():
+            optimizer.build(model.trainable_variables)
+            self.step = tf.Variable(0, dtype=tf.int64, trainable=False, name="global_step")
+        step = ReplicaTrainStep(model, loss_fn, optimizer, gradient_accumulation_steps)
+        self._replica_train = tf.function(step, jit_compile=True) if jit_compile else step
+        self._replica_eval = replica_eval_step(model, loss_fn)
+        self.loop_fn = tf.function(self._loop)
+        self.eval_fn = tf.function(self._eval)
+
+    def _reduce(self, values):
+        return tf.nest.map_structure(
+            lambda v: self.strategy.reduce(tf.distribute.ReduceOp.SUM, v, axis=None), values)
+
+    def _loop(self, iterator, num_steps):
+        loss, metrics = self._reduce(self.strategy.run(self._replica_train, (next(iterator),)))
+        self.step.assign_add(1)
+        total, bad_step = loss, tf.where(tf.math.is_finite(loss), tf.constant(-1, tf.int64),
+                                         self.step)
+        done = tf.constant(1, tf.int32)
+        for _ in tf.range(1, num_steps):
+            if bad_step >= 0:
+                break
+            loss, step_metrics = self._reduce(
+                self.strategy.run(self._replica_train, (next(iterator),)))
+            self.step.assign_add(1)
+            bad_step = tf.where(tf.math.is_finite(loss), bad_step, self.step)
+            total += loss
+            metrics = tf.nest.map_structure(tf.add, metrics, step_metrics)
+            done += 1
+        return total / tf.cast(done, tf.float32), metrics, bad_step, done
+
+    def _eval(self, batch):
+        return self._reduce(self.strategy.run(self._replica_eval, (batch,)))
+
+    def evaluate(self, dataset_fn, max_steps=None):
+        """Metric ratios over `max_steps` batches of `dataset_fn` (all of it if None)."""
+        dataset = _distribute(self.strategy, dataset_fn, 0)
+        sums, count = None, 0
+        for batch in dataset:
+            if max_steps is not None and count >= max_steps:
+                break
+            _, metrics = self.eval_fn(batch)
+            sums = metrics if sums is None else tf.nest.map_structure(tf.add, sums, metrics)
+            count += 1
+        if count == 0:
+            raise ValueError("The evaluation dataset is empty.")
+        return _ratios(sums)
+
+
+def run_training(trainer, train_dataset_fn, global_batch_size, num_train_steps, output_dir,
+                 checkpoint_items, steps_per_loop=1, save_checkpoints_steps=1000,
+                 max_checkpoints_to_keep=5, init_checkpoint=None, eval_dataset_fn=None,
+                 eval_every_steps=None, max_eval_steps=None, progress_fn=None):
+    """Trains to `num_train_steps`, resuming from the newest checkpoint in `output_dir`.
+
+    Args:
+      trainer: a `Trainer`.
+      train_dataset_fn: `fn(tf.distribute.InputContext) -> tf.data.Dataset` of per-replica
+        batches (`context.get_per_replica_batch_size(global_batch_size)`), repeating and in a
+        deterministic order, so that skipping `step` batches resumes where a run stopped.
+      global_batch_size: sequences per update over all replicas.
+      num_train_steps: the final step.
+      output_dir: checkpoints (`ckpt-<step>`) and TensorBoard summaries (`train/`, `eval/`).
+      checkpoint_items: model trackables keyed by checkpoint name (`encoder`, heads).
+      steps_per_loop: steps per compiled loop call (and per progress report).
+      save_checkpoints_steps: checkpoint interval (a loop call never runs past it).
+      init_checkpoint: model directory or prefix to warm-start `checkpoint_items` from when
+        `output_dir` holds no checkpoint yet.
+      eval_dataset_fn, eval_every_steps, max_eval_steps: held-out evaluation every K steps
+        and at the end (a `Trainer.evaluate` of at most `max_eval_steps` batches).
+      progress_fn: called with a `TrainProgress` after every loop call.
+
+    Returns:
+      A `TrainResult` (final step, last train metrics, final eval metrics, last checkpoint).
+
+    Raises:
+      NonFiniteLossError: the loss became NaN/Inf (nothing is saved past the last good step).
+    """
+    strategy = trainer.strategy
+    check_output_dir(output_dir)
+    checkpoint = TrainingCheckpoint(strategy, output_dir, checkpoint_items, trainer.optimizer,
+                                    trainer.step, max_checkpoints_to_keep)
+    last_saved = checkpoint.restore_latest()
+    if last_saved is None and init_checkpoint:
+        restore_init_checkpoint(init_checkpoint, checkpoint_items)
+    start = int(trainer.step.numpy())
+    iterator = iter(_distribute(strategy, train_dataset_fn, start))
+    chief = is_chief(strategy)
+    writers = {name: tf.summary.create_file_writer(os.path.join(output_dir, name))
+               if chief else tf.summary.create_noop_writer() for name in ("train", "eval")}
+
+    def write(name, step, values):
+        with writers[name].as_default(step=step):
+            for key, value in values.items():
+                tf.summary.write(key, tf.constant(value, tf.float32), metadata=_SCALAR_METADATA)
+
+    boundaries = [save_checkpoints_steps, eval_every_steps if eval_dataset_fn else None]
+    train_metrics, eval_metrics, step = {}, {}, start
+    started = time.perf_counter()
+    while step < num_train_steps:
+        limit = min([num_train_steps] + [(step // b + 1) * b for b in boundaries if b])
+        count = min(steps_per_loop, limit - step)
+        learning_rate = float(current_learning_rate(trainer.optimizer))
+        loop_start = time.perf_counter()
+        loss, sums, bad_step, done = trainer.loop_fn(iterator, tf.constant(count, tf.int32))
+        if int(bad_step) >= 0:
+            raise NonFiniteLossError(int(bad_step), checkpoint.latest)
+        step = int(trainer.step.numpy())
+        seconds = time.perf_counter() - loop_start
+        train_metrics = {"loss": float(loss), **_ratios(sums)}
+        write("train", step, {**train_metrics, "learning_rate": learning_rate})
+        if progress_fn is not None:
+            elapsed = time.perf_counter() - started
+            rate = int(done) * global_batch_size / seconds
+            progress_fn(TrainProgress(
+                step=step, num_steps=num_train_steps, loss=float(loss), metrics=train_metrics,
+                learning_rate=learning_rate, sequences_per_second=rate,
+                eta_seconds=elapsed / (step - start) * (num_train_steps - step),
+                elapsed_seconds=elapsed))
+        if step % save_checkpoints_steps == 0 or step == num_train_steps:
+            last_saved = checkpoint.save() or last_saved
+        if eval_dataset_fn and eval_every_steps and step % eval_every_steps == 0 \
+                and step < num_train_steps:
+            eval_metrics = trainer.evaluate(eval_dataset_fn, max_eval_steps)
+            write("eval", step, eval_metrics)
+            logging.info("Eval at step %d: %s", step, eval_metrics)
+    if eval_dataset_fn is not None:
+        eval_metrics = trainer.evaluate(eval_dataset_fn, max_eval_steps)
+        write("eval", step, eval_metrics)
+    for writer in writers.values():
+        writer.flush()
+    return TrainResult(step=step, train_metrics=train_metrics, eval_metrics=eval_metrics,
+                       checkpoint=last_saved)
