@@ -127,10 +127,6 @@ def _tokenized_documents(documents, tokenizer, batch_size, stats):
 
 def _worker(input_files, paths, options, worker_index, num_workers):
     """Processes every `num_workers`-th document into `paths`; returns statistics."""
-    if num_workers > 1:
-        threads = max(1, (os.cpu_count() or 1) // num_workers)
-        tf.config.threading.set_intra_op_parallelism_threads(threads)
-        tf.config.threading.set_inter_op_parallelism_threads(threads)
     rng = random.Random(f"{options.random_seed}:{worker_index}")
     tokenizer = _tokenizer.load_tokenizer(options.vocab_file, options.do_lower_case)
     builder = instance_builder.InstanceBuilder(
@@ -189,7 +185,11 @@ def _worker(input_files, paths, options, worker_index, num_workers):
     return stats
 
 
-def _worker_star(args):
+def _spawned_worker(args):
+    """Entry point of a worker process: share the CPUs, then run `_worker`."""
+    threads = max(1, (os.cpu_count() or 1) // args[-1])
+    tf.config.threading.set_intra_op_parallelism_threads(threads)
+    tf.config.threading.set_inter_op_parallelism_threads(threads)
     return _worker(*args)
 
 
@@ -225,11 +225,11 @@ def create_pretraining_data(input_patterns, output_file, options, num_output_sha
     start = time.monotonic()
     jobs = [(input_files, paths[w::num_workers], options, w, num_workers) for w in range(num_workers)]
     if num_workers == 1:
-        results = [_worker_star(jobs[0])]
+        results = [_worker(*jobs[0])]
     else:
         # spawn, not fork: TensorFlow's runtime is not fork-safe.
         with multiprocessing.get_context("spawn").Pool(num_workers) as pool:
-            results = pool.map(_worker_star, jobs)
+            results = pool.map(_spawned_worker, jobs)
     totals = {key: sum(r[key] for r in results) for key in ("documents", "sentences", "instances", "empty_documents")}
     totals["seconds"] = time.monotonic() - start
     totals["output_files"] = paths

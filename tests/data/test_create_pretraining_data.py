@@ -1,0 +1,123 @@
+"""create_pretraining_data: statistics, google-research format, determinism, workers."""
+
+import glob
+import os
+import random
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+import pretraining_stats
+from conftest import HELDOUT, VOCAB
+from bert_tf.data import create_pretraining_data as cpd
+from bert_tf.data import instance_builder
+from bert_tf.data import pretraining_dataset
+
+# google-research/bert run_pretraining.py input_fn_builder's name_to_features, written out.
+GOOGLE_RESEARCH_SPEC = {
+    "input_ids": tf.io.FixedLenFeature([128], tf.int64),
+    "input_mask": tf.io.FixedLenFeature([128], tf.int64),
+    "segment_ids": tf.io.FixedLenFeature([128], tf.int64),
+    "masked_lm_positions": tf.io.FixedLenFeature([20], tf.int64),
+    "masked_lm_ids": tf.io.FixedLenFeature([20], tf.int64),
+    "masked_lm_weights": tf.io.FixedLenFeature([20], tf.float32),
+    "next_sentence_labels": tf.io.FixedLenFeature([1], tf.int64),
+}
+
+
+def test_records_parse_with_google_research_spec(static_records):
+    assert len(static_records["output_files"]) == 2
+    records = tf.data.TFRecordDataset(static_records["output_files"])
+    first = next(iter(records)).numpy()
+    assert set(tf.train.Example.FromString(first).features.feature) == set(GOOGLE_RESEARCH_SPEC)
+    count = 0
+    for features in records.batch(1024).map(lambda r: tf.io.parse_example(r, GOOGLE_RESEARCH_SPEC)):
+        count += len(features["input_ids"])
+    assert count == static_records["instances"] > 2500
+
+
+def test_static_statistics(static_batch):
+    pretraining_stats.check_structure(static_batch, 128, 20)
+    stats = pretraining_stats.statistics(static_batch)
+    # google-research masks round(15% of all tokens incl. 3 specials), capped at 20: slightly over 15%
+    # of the non-special pieces. Binomial sd of each share over ~50k predictions is < 0.002.
+    assert 0.145 < stats["masked_fraction"] < 0.165, stats
+    assert abs(stats["mask_share"] - 0.8) < 0.01 and abs(stats["random_share"] - 0.1) < 0.01, stats
+    assert abs(stats["keep_share"] - 0.1) < 0.01, stats
+    # One-sentence chunks always take a random B, so NotNext is a little above one half.
+    assert 0.47 < stats["next_sentence_fraction"] < 0.58, stats
+    lengths = static_batch["input_mask"].sum(axis=1)
+    expected = np.minimum(20, np.maximum(1, np.round(lengths * 0.15)))
+    np.testing.assert_array_equal(static_batch["masked_lm_weights"].sum(axis=1), expected)
+
+
+def test_static_whole_word_masking(static_wwm_records, vocab):
+    dataset = pretraining_dataset.pretraining_dataset(static_wwm_records["output_files"], 512, 128, 20, False)
+    batch = pretraining_stats.concat(list(dataset.as_numpy_iterator()))
+    pretraining_stats.check_structure(batch, 128, 20)
+    assert pretraining_stats.check_whole_words(batch, vocab) > 50
+    assert 0.13 < pretraining_stats.statistics(batch)["masked_fraction"] < 0.165
+
+
+def _document_corpus(path, num_documents=40, sentences=6, words=8):
+    """Documents with disjoint vocabularies, so that a token tells its document."""
+    rng = random.Random(0)
+    with open(VOCAB, encoding="utf-8") as f:
+        vocab = [line.strip() for line in f]
+    # Plain lower-case ASCII whole words tokenize to themselves.
+    plain = [w for w in vocab[2000:] if w.isascii() and w.isalpha() and w.islower()]
+    words_by_doc = [plain[40 * d:40 * d + 40] for d in range(num_documents)]
+    with open(path, "w") as f:
+        for d, pool in enumerate(words_by_doc):
+            for s in range(sentences):
+                f.write(" ".join(rng.choice(pool) for _ in range(words)) + ".\n")
+            f.write("\n")
+    return {vocab.index(w): d for d, ws in enumerate(words_by_doc) for w in ws}
+
+
+def test_next_sentence_b_from_other_document(tmp_path):
+    document_of = _document_corpus(tmp_path / "docs.txt")
+    result = cpd.create_pretraining_data(str(tmp_path / "docs.txt"), str(tmp_path / "out.tfrecord"),
+                                         cpd.Options(vocab_file=VOCAB, dupe_factor=5, max_seq_length=48,
+                                                     max_predictions_per_seq=8, document_buffer_size=10))
+    dataset = pretraining_dataset.pretraining_dataset(result["output_files"], 1024, 48, 8, False)
+    batch = pretraining_stats.concat(list(dataset.as_numpy_iterator()))
+    original = pretraining_stats.originals(batch)
+    labels = {0: 0, 1: 0}
+    for row in range(len(original)):
+        types, mask = batch["input_type_ids"][row], batch["input_mask"][row] == 1
+        docs_a = {document_of[t] for t in original[row][mask & (types == 0)] if t in document_of}
+        docs_b = {document_of[t] for t in original[row][mask & (types == 1)] if t in document_of}
+        assert len(docs_a) == 1 and len(docs_b) == 1
+        is_random_next = batch["next_sentence_labels"][row] == 1
+        assert (docs_a != docs_b) == is_random_next, (docs_a, docs_b, is_random_next)
+        labels[int(is_random_next)] += 1
+    # Each 6-sentence document ends in a one-sentence chunk, which always takes a random B.
+    assert min(labels.values()) > 0.25 * len(original)
+
+
+def test_same_seed_same_bytes_and_seed_matters(tmp_path):
+    def run(name, seed):
+        result = cpd.create_pretraining_data(HELDOUT, str(tmp_path / name), cpd.Options(
+            vocab_file=VOCAB, dupe_factor=1, random_seed=seed), num_output_shards=2)
+        return [open(p, "rb").read() for p in result["output_files"]]
+
+    first = run("a", 7)
+    assert first == run("b", 7)
+    assert first != run("c", 8)
+
+
+def test_two_workers_match_in_process_workers(tmp_path, static_records):
+    options = cpd.Options(vocab_file=VOCAB, dupe_factor=1)
+    result = cpd.create_pretraining_data(HELDOUT, str(tmp_path / "mp"), options, num_output_shards=4, num_workers=2)
+    assert [os.path.basename(p) for p in result["output_files"]] == [f"mp-0000{i}-of-00004" for i in range(4)]
+    assert sorted(glob.glob(str(tmp_path / "*"))) == sorted(result["output_files"])  # No temporary files left.
+    # Spawned worker w wrote shards w, w+2: equal to running worker w of 2 in this process.
+    for worker in range(2):
+        paths = [str(tmp_path / f"in-process-{worker}-{k}") for k in range(2)]
+        stats = cpd._worker([HELDOUT], paths, options, worker, 2)
+        assert stats["documents"] in (29, 30)
+        for mine, spawned in zip(paths, result["output_files"][worker::2]):
+            assert open(mine, "rb").read() == open(spawned, "rb").read()
+    assert result["documents"] == 59
