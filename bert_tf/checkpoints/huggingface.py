@@ -128,8 +128,8 @@ def _check_tied(source):
 
 def _load(hf_dir):
     """Builds and fills our encoder and heads from a Hugging Face folder."""
-    config = BertConfig.from_json_file(os.path.join(hf_dir, CONFIG_FILE))
     source = read_safetensors(hf_dir)
+    config = BertConfig.from_json_file(os.path.join(hf_dir, CONFIG_FILE))
     heads = [group for group, key in (("masked_lm", "cls.predictions.bias"),
                                       ("next_sentence", "cls.seq_relationship.weight"))
              if key in source.shapes]

@@ -1,0 +1,115 @@
+"""google-research/bert TF1 checkpoints (`bert_model.ckpt` + `bert_config.json`) to ours.
+
+Read with `tf.train.load_checkpoint`, by the variable names of google-research's
+`modeling.py` and `run_pretraining.py`. TF1 `tf.layers.dense` kernels are `[in, out]` like
+ours; only `cls/seq_relationship/output_weights` is stored `[2, H]` and transposes.
+
+Example:
+>>> convert_google_research_checkpoint(  # doctest: +SKIP
+...     "uncased_L-12_H-768_A-12/bert_model.ckpt", "uncased_L-12_H-768_A-12/bert_config.json",
+...     "uncased_L-12_H-768_A-12/vocab.txt", "/tmp/bert_base")
+"""
+
+import os
+
+import tensorflow as tf
+from absl import logging
+
+from bert_tf.checkpoints import weight_map
+from bert_tf.checkpoints.model_dir import write_model_dir
+from bert_tf.checkpoints.weight_map import LAYER, Rule
+from bert_tf.configs import BertConfig
+
+_BLOCK = f"bert/encoder/layer_{LAYER}/"
+# Optimizer state and step counters that pretraining checkpoints also hold.
+_SLOT_SUFFIXES = ("/adam_m", "/adam_v")
+_IGNORED = ("global_step",)
+
+
+def _dense(target, source):
+    return [Rule(f"{target}/kernel", f"{source}/kernel", False),
+            Rule(f"{target}/bias", f"{source}/bias", False)]
+
+
+def _norm(target, source):
+    return [Rule(f"{target}/gamma", f"{source}/gamma", False),
+            Rule(f"{target}/beta", f"{source}/beta", False)]
+
+
+# Our weight path <- google-research TF1 variable name.
+TABLE = (
+    Rule("embeddings/word_embeddings/embeddings", "bert/embeddings/word_embeddings", False),
+    Rule("embeddings/position_embeddings", "bert/embeddings/position_embeddings", False),
+    Rule("embeddings/token_type_embeddings/embeddings",
+         "bert/embeddings/token_type_embeddings", False),
+    *_norm("embeddings/layer_norm", "bert/embeddings/LayerNorm"),
+    *_dense(f"layer_{LAYER}/attention/query", _BLOCK + "attention/self/query"),
+    *_dense(f"layer_{LAYER}/attention/key", _BLOCK + "attention/self/key"),
+    *_dense(f"layer_{LAYER}/attention/value", _BLOCK + "attention/self/value"),
+    *_dense(f"layer_{LAYER}/attention/output", _BLOCK + "attention/output/dense"),
+    *_norm(f"layer_{LAYER}/attention_layer_norm", _BLOCK + "attention/output/LayerNorm"),
+    *_dense(f"layer_{LAYER}/intermediate", _BLOCK + "intermediate/dense"),
+    *_dense(f"layer_{LAYER}/output", _BLOCK + "output/dense"),
+    *_norm(f"layer_{LAYER}/output_layer_norm", _BLOCK + "output/LayerNorm"),
+    *_dense("pooler", "bert/pooler/dense"),
+    *_dense("masked_lm/transform", "cls/predictions/transform/dense"),
+    *_norm("masked_lm/layer_norm", "cls/predictions/transform/LayerNorm"),
+    Rule("masked_lm/output_bias", "cls/predictions/output_bias", False),
+    Rule("next_sentence/kernel", "cls/seq_relationship/output_weights", True),
+    Rule("next_sentence/bias", "cls/seq_relationship/output_bias", False),
+)
+
+
+def read_tf1_checkpoint(ckpt_prefix):
+    """The model variables of a TF1 checkpoint as a `TensorSource` (optimizer slots dropped)."""
+    if not tf.io.gfile.exists(ckpt_prefix + ".index"):
+        raise FileNotFoundError(
+            f"No TF1 checkpoint at {ckpt_prefix}: expected {ckpt_prefix}.index (pass the "
+            "prefix, e.g. .../bert_model.ckpt, not a file name).")
+    try:
+        reader = tf.train.load_checkpoint(ckpt_prefix)
+    except (tf.errors.OpError, ValueError) as error:
+        raise ValueError(f"Cannot read TF1 checkpoint {ckpt_prefix}: {error}") from None
+    shapes = {name: shape for name, shape in reader.get_variable_to_shape_map().items()
+              if not name.endswith(_SLOT_SUFFIXES)}
+    return weight_map.TensorSource(shapes, reader.get_tensor, where=ckpt_prefix)
+
+
+def load_google_research_models(ckpt_prefix, bert_config_file):
+    """Builds our encoder and the pretraining heads the checkpoint holds, filled from it.
+
+    Returns:
+      `(config, encoder, heads)`, heads keyed `masked_lm` / `next_sentence`.
+
+    Raises:
+      FileNotFoundError: no checkpoint or config.
+      ValueError: tensors missing, left over or shaped unlike the config (named).
+    """
+    config = BertConfig.from_json_file(bert_config_file)
+    source = read_tf1_checkpoint(ckpt_prefix)
+    heads = [group for group, name in (("masked_lm", "cls/predictions/output_bias"),
+                                       ("next_sentence", "cls/seq_relationship/output_bias"))
+             if name in source.shapes]
+    encoder, head_layers = weight_map.build_models(config, heads)
+    rules = weight_map.expand(TABLE, config.num_hidden_layers, heads)
+    weights = weight_map.model_weights(encoder, *head_layers.values())
+    weight_map.assign_from(source, rules, weights, ignored=_IGNORED)
+    logging.info("Read %d tensors from %s (heads: %s).", len(rules), ckpt_prefix,
+                 heads or "none")
+    return config, encoder, head_layers
+
+
+def convert_google_research_checkpoint(ckpt_prefix, bert_config_file, vocab_file, model_dir):
+    """Writes a google-research TF1 checkpoint as our model directory.
+
+    `hidden_act: gelu` is kept as written: bert_tf reads it as the exact erf GELU (as
+    Hugging Face does); google-research's code computed the tanh approximation under that
+    name, which differs by at most 5e-4 per activation.
+
+    Returns:
+      The checkpoint prefix written.
+    """
+    if not os.path.exists(vocab_file):
+        raise FileNotFoundError(f"Vocab file not found: {vocab_file}")
+    config, encoder, heads = load_google_research_models(ckpt_prefix, bert_config_file)
+    return write_model_dir(model_dir, config, vocab_file=vocab_file, encoder=encoder, **heads)

@@ -1,0 +1,61 @@
+"""Fixtures of the checkpoint tests: Hugging Face reference outputs and a tiny HF folder."""
+
+import os
+import shutil
+
+import numpy as np
+import pytest
+
+TESTDATA = os.path.join(os.path.dirname(os.path.dirname(__file__)), "testdata")
+
+
+@pytest.fixture(scope="session")
+def minilm_reference():
+    """transformers BertModel outputs of MiniLM (tools/make_reference_fixtures.py)."""
+    return dict(np.load(os.path.join(TESTDATA, "minilm_reference.npz")))
+
+
+@pytest.fixture(scope="session")
+def tiny_reference():
+    """transformers BertForPreTraining MLM / NSP logits of the tiny random checkpoint."""
+    return dict(np.load(os.path.join(TESTDATA, "tiny_hf_pretraining_reference.npz")))
+
+
+@pytest.fixture
+def tiny_hf_dir(tmp_path):
+    """A writable copy of the tiny `BertForPreTraining` folder saved by transformers."""
+    path = tmp_path / "tiny_hf"
+    shutil.copytree(os.path.join(TESTDATA, "tiny_hf_pretraining"), path)
+    return str(path)
+
+
+@pytest.fixture
+def run_encoder():
+    """Runs an encoder on reference ids; returns numpy (sequence_output, pooled_output)."""
+
+    def run(encoder, reference):
+        outputs = encoder({"input_word_ids": reference["input_ids"],
+                           "input_mask": reference["attention_mask"],
+                           "input_type_ids": reference["token_type_ids"]})
+        return outputs["sequence_output"].numpy(), outputs["pooled_output"].numpy()
+
+    return run
+
+
+@pytest.fixture
+def run_pretrainer():
+    """Runs encoder + heads (from a model directory) on the tiny reference inputs."""
+    from bert_tf.checkpoints.model_dir import read_config, restore_model_dir
+    from bert_tf.models.bert_encoder import BertEncoder
+    from bert_tf.models.bert_pretrainer import BertPretrainer
+
+    def run(model_dir, reference):
+        pretrainer = BertPretrainer(BertEncoder(read_config(model_dir)))
+        restore_model_dir(model_dir, **pretrainer.checkpoint_items())
+        outputs = pretrainer({"input_word_ids": reference["input_ids"],
+                              "input_mask": reference["attention_mask"],
+                              "input_type_ids": reference["token_type_ids"],
+                              "masked_lm_positions": reference["masked_lm_positions"]})
+        return outputs["mlm_logits"].numpy(), outputs["nsp_logits"].numpy()
+
+    return run

@@ -1,0 +1,149 @@
+"""Hugging Face conversion: real-checkpoint parity, export round trips, bad folders."""
+
+import json
+import os
+
+import numpy as np
+import pytest
+from safetensors import safe_open
+from safetensors.numpy import load_file, save_file
+
+from bert_tf.checkpoints.huggingface import (
+    convert_huggingface_checkpoint, export_huggingface_checkpoint, load_huggingface_encoder)
+from bert_tf.configs import BertConfig
+from bert_tf.models.bert_encoder import BertEncoder
+
+WEIGHTS = "model.safetensors"
+
+
+def _rewrite(hf_dir, edit):
+    """Applies `edit(tensors)` to the folder's safetensors file."""
+    path = os.path.join(hf_dir, WEIGHTS)
+    tensors = load_file(path)
+    edit(tensors)
+    save_file(tensors, path, metadata={"format": "pt"})
+
+
+def _edit_config(hf_dir, **changes):
+    path = os.path.join(hf_dir, "config.json")
+    with open(path) as f:
+        config = json.load(f)
+    config.update(changes)
+    with open(path, "w") as f:
+        json.dump(config, f)
+
+
+def test_minilm_matches_transformers(minilm_model_dir, minilm_reference, run_encoder):
+    encoder = BertEncoder.from_pretrained(minilm_model_dir)
+    sequence, pooled = run_encoder(encoder, minilm_reference)
+    real = minilm_reference["attention_mask"].astype(bool)
+    diff = np.abs(sequence - minilm_reference["last_hidden_state"])
+    assert diff[real].max() <= 1e-5
+    assert np.abs(pooled - minilm_reference["pooler_output"]).max() <= 1e-5
+    # Padded positions carry no meaning and differ more (up to ~1.2e-4 in the
+    # 2-token empty-string row), yet they compute the same function.
+    assert diff[~real].max() <= 1e-3
+
+
+def test_tiny_pretraining_heads_match_transformers(tiny_hf_dir, tiny_reference, tmp_path,
+                                                   run_pretrainer):
+    model_dir = str(tmp_path / "model")
+    convert_huggingface_checkpoint(tiny_hf_dir, model_dir)
+    mlm, nsp = run_pretrainer(model_dir, tiny_reference)
+    np.testing.assert_allclose(mlm, tiny_reference["mlm_logits"], atol=1e-5, rtol=0)
+    np.testing.assert_allclose(nsp, tiny_reference["nsp_logits"], atol=1e-5, rtol=0)
+
+
+def test_export_reproduces_transformers_file(tiny_hf_dir, tmp_path):
+    model_dir, exported = str(tmp_path / "model"), str(tmp_path / "exported")
+    convert_huggingface_checkpoint(tiny_hf_dir, model_dir)
+    export_huggingface_checkpoint(model_dir, exported)
+    original = load_file(os.path.join(tiny_hf_dir, WEIGHTS))
+    written = load_file(os.path.join(exported, WEIGHTS))
+    assert sorted(written) == sorted(original)
+    for name, value in original.items():
+        np.testing.assert_array_equal(written[name], value, err_msg=name)
+    assert (BertConfig.from_json_file(os.path.join(exported, "config.json"))
+            == BertConfig.from_json_file(os.path.join(tiny_hf_dir, "config.json")))
+    with open(os.path.join(exported, "vocab.txt")) as a, \
+            open(os.path.join(tiny_hf_dir, "vocab.txt")) as b:
+        assert a.read() == b.read()
+
+
+@pytest.mark.slow
+def test_encoder_export_round_trip(minilm_hf_dir, minilm_model_dir, tmp_path):
+    # Tensor-for-tensor equality with the original file: reading the export back is then
+    # reading the original, which test_minilm_matches_transformers checks.
+    exported = str(tmp_path / "exported")
+    export_huggingface_checkpoint(minilm_model_dir, exported)
+    with safe_open(os.path.join(exported, WEIGHTS), "np") as f:
+        assert f.metadata() == {"format": "pt"}
+        written = {name: f.get_tensor(name) for name in f.keys()}
+    original = load_file(os.path.join(minilm_hf_dir, WEIGHTS))
+    assert sorted(written) == sorted(set(original) - {"embeddings.position_ids"})
+    for name, value in written.items():
+        np.testing.assert_array_equal(value, original[name], err_msg=name)
+
+
+def test_export_of_a_model_object(tmp_path):
+    config = BertConfig(vocab_size=30, hidden_size=8, num_hidden_layers=1,
+                        num_attention_heads=2, intermediate_size=12, max_position_embeddings=8,
+                        hidden_act="gelu_approximate")
+    encoder = BertEncoder(config)
+    export_huggingface_checkpoint(encoder, str(tmp_path))
+    with open(tmp_path / "config.json") as f:
+        assert json.load(f)["hidden_act"] == "gelu_new"  # HF's name of the tanh form
+    back = load_huggingface_encoder(str(tmp_path))
+    for ours, theirs in zip(encoder.weights, back.weights):
+        np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
+    with pytest.raises(TypeError, match="model directory, a BertEncoder or a BertPretrainer"):
+        export_huggingface_checkpoint(object(), str(tmp_path))
+
+
+def test_shape_not_matching_config_names_tensor(tiny_hf_dir):
+    _edit_config(tiny_hf_dir, intermediate_size=40)
+    with pytest.raises(ValueError, match=r"`encoder\.layer\.0\.intermediate\.dense\.weight` "
+                                         r"has shape \[37, 32\].*needs \[40, 32\]"):
+        load_huggingface_encoder(tiny_hf_dir)
+
+
+def test_unused_tensor_is_named(tiny_hf_dir):
+    _rewrite(tiny_hf_dir, lambda t: t.update({"classifier.weight": np.zeros((3, 32), "f4")}))
+    with pytest.raises(ValueError, match=r"map to no model weight: \['classifier\.weight'\]"):
+        load_huggingface_encoder(tiny_hf_dir)
+
+
+def test_fewer_layers_in_config_leaves_tensors_unused(tiny_hf_dir):
+    _edit_config(tiny_hf_dir, num_hidden_layers=1)
+    with pytest.raises(ValueError, match=r"encoder\.layer\.1\.attention\.output\.LayerNorm"):
+        load_huggingface_encoder(tiny_hf_dir)
+
+
+def test_missing_tensor_names_weight_left_unset(tiny_hf_dir):
+    _rewrite(tiny_hf_dir, lambda t: t.pop("bert.encoder.layer.1.output.LayerNorm.bias"))
+    with pytest.raises(ValueError, match=r"encoder\.layer\.1\.output\.LayerNorm\.bias "
+                                         r"\(for layer_1/output_layer_norm/beta\)"):
+        load_huggingface_encoder(tiny_hf_dir)
+
+
+def test_tied_decoder_copy_must_equal_embeddings(tiny_hf_dir):
+    def add_copy(tensors, offset):
+        tensors["cls.predictions.decoder.weight"] = (
+            tensors["bert.embeddings.word_embeddings.weight"] + offset)
+
+    _rewrite(tiny_hf_dir, lambda t: add_copy(t, 0.0))
+    load_huggingface_encoder(tiny_hf_dir)  # an equal copy is a documented extra
+    _rewrite(tiny_hf_dir, lambda t: add_copy(t, 1.0))
+    with pytest.raises(ValueError, match="cls.predictions.decoder.weight` differs"):
+        load_huggingface_encoder(tiny_hf_dir)
+
+
+def test_pytorch_pickle_is_refused_unread(tmp_path):
+    (tmp_path / "config.json").write_text("{}")
+    # Not a valid pickle: any attempt to unpickle would fail differently.
+    (tmp_path / "pytorch_model.bin").write_bytes(b"\x80\x04 not a pickle")
+    with pytest.raises(ValueError, match="pickle.*never unpickles.*safetensors"):
+        load_huggingface_encoder(str(tmp_path))
+    os.remove(tmp_path / "pytorch_model.bin")
+    with pytest.raises(FileNotFoundError, match="No model.safetensors"):
+        load_huggingface_encoder(str(tmp_path))

