@@ -63,12 +63,14 @@ def _ratios(sums):
     return {name: float(num) / max(float(den), 1e-12) for name, (num, den) in sums.items()}
 
 
-def _distribute(strategy, dataset_fn, skip_steps):
-    """Per-pipeline datasets, skipped past the batches that `skip_steps` steps consumed."""
+def _distribute(strategy, dataset_fn, skip_steps=None):
+    """Per-pipeline datasets, told to skip the batches that `skip_steps` steps consumed."""
 
     def fn(context):
+        if skip_steps is None:
+            return dataset_fn(context)
         per_pipeline = context.num_replicas_in_sync // context.num_input_pipelines
-        return dataset_fn(context).skip(skip_steps * per_pipeline)
+        return dataset_fn(context, skip_steps * per_pipeline)
 
     return strategy.distribute_datasets_from_function(fn)
 
@@ -93,6 +95,7 @@ class Trainer:
             raise ValueError("jit_compile (XLA) inside strategy.run over several CPU devices is "
                              "not supported by TensorFlow; use one_device or drop --enable_xla.")
         self.strategy, self.model, self.loss_fn, self.optimizer = strategy, model, loss_fn, optimizer
+        self.gradient_accumulation_steps = gradient_accumulation_steps
         with strategy.scope():
             optimizer.build(model.trainable_variables)
             self.step = tf.Variable(0, dtype=tf.int64, trainable=False, name="global_step")
@@ -129,7 +132,7 @@ class Trainer:
 
     def evaluate(self, dataset_fn, max_steps=None):
         """Metric ratios over `max_steps` batches of `dataset_fn` (all of it if None)."""
-        dataset = _distribute(self.strategy, dataset_fn, 0)
+        dataset = _distribute(self.strategy, dataset_fn)
         sums, count = None, 0
         for batch in dataset:
             if max_steps is not None and count >= max_steps:
@@ -150,9 +153,10 @@ def run_training(trainer, train_dataset_fn, global_batch_size, num_train_steps, 
 
     Args:
       trainer: a `Trainer`.
-      train_dataset_fn: `fn(tf.distribute.InputContext) -> tf.data.Dataset` of per-replica
-        batches (`context.get_per_replica_batch_size(global_batch_size)`), repeating and in a
-        deterministic order, so that skipping `step` batches resumes where a run stopped.
+      train_dataset_fn: `fn(input_context, skip_batches) -> tf.data.Dataset` of per-replica
+        batches (`input_context.get_per_replica_batch_size(global_batch_size)`), repeating
+        and in a deterministic order, without its first `skip_batches` batches (those that
+        this input pipeline fed before a resume; `dataset.skip(skip_batches)` will do).
       global_batch_size: sequences per update over all replicas.
       num_train_steps: the final step.
       output_dir: checkpoints (`ckpt-<step>`) and TensorBoard summaries (`train/`, `eval/`).
@@ -172,6 +176,12 @@ def run_training(trainer, train_dataset_fn, global_batch_size, num_train_steps, 
       NonFiniteLossError: the loss became NaN/Inf (nothing is saved past the last good step).
     """
     strategy = trainer.strategy
+    per_replica, remainder = divmod(global_batch_size, strategy.num_replicas_in_sync)
+    if remainder or per_replica % trainer.gradient_accumulation_steps:
+        raise ValueError(
+            f"The global batch size {global_batch_size} must split evenly over "
+            f"{strategy.num_replicas_in_sync} replica(s) x {trainer.gradient_accumulation_steps} "
+            "gradient accumulation step(s).")
     check_output_dir(output_dir)
     checkpoint = TrainingCheckpoint(strategy, output_dir, checkpoint_items, trainer.optimizer,
                                     trainer.step, max_checkpoints_to_keep)
