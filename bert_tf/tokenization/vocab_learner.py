@@ -1,0 +1,61 @@
+"""Learns a BERT WordPiece vocab from text with tensorflow-text's learner.
+
+tensorflow-text's `bert_vocab_from_dataset` splits words with its own `BasicTokenizer`, whose
+NFKC case folding is not what `BertTokenizer` here does; so words are split and normalised by
+`normalization.normalized_words` (exactly what the tokenizer feeds WordPiece) and only the
+learning step of `wordpiece_tokenizer_learner_lib` are reused.
+"""
+
+import collections
+
+import tensorflow as tf
+from tensorflow_text.tools.wordpiece_vocab import wordpiece_tokenizer_learner_lib as learner
+
+from bert_tf.tokenization import normalization
+from bert_tf.tokenization import vocab as vocab_lib
+
+
+def reserved_tokens(num_unused=100):
+    """BERT's reserved tokens in google-research's order: [PAD], [unused*], [UNK] [CLS] [SEP] [MASK]."""
+    pad, *rest = vocab_lib.SPECIAL_TOKENS
+    return [pad] + [f"[unused{i}]" for i in range(num_unused)] + rest
+
+
+def learn_vocab(lines, vocab_size, lower_case=True, num_unused=100, batch_size=1024,
+                **learn_params):
+    """Learns a WordPiece vocab.
+
+    Args:
+      lines: a `tf.data.Dataset` of tf.string scalars, or an iterable of str, one text per item.
+      vocab_size: largest vocab size wanted (tensorflow-text's learner lands within 5% below it).
+      lower_case: normalise as an uncased tokenizer (lower-case + strip accents) or cased.
+      num_unused: number of `[unusedN]` slots after [PAD], free for later task tokens.
+      batch_size: lines tokenized per step.
+      **learn_params: passed to `wordpiece_tokenizer_learner_lib.learn` (e.g. `lower_thresh`,
+        `max_unique_chars`).
+
+    Returns:
+      The vocab, a list of str: reserved tokens, then single characters and pieces.
+
+    Raises:
+      ValueError: `lines` holds no words.
+    """
+    if not isinstance(lines, tf.data.Dataset):
+        lines = tf.data.Dataset.from_tensor_slices(tf.constant(list(lines), tf.string))
+    words = lines.batch(batch_size).map(
+        lambda s: normalization.normalized_words(s, lower_case)[0].flat_values)
+    counts = collections.Counter()
+    for batch in words.as_numpy_iterator():
+        counts.update(batch)
+    # Special tokens typed in the text arrive as placeholders; they are reserved anyway.
+    counts = {w.decode("utf-8"): c for w, c in counts.items() if not w.startswith(b"\xee\x80\x80")}
+    if not counts:
+        raise ValueError("learn_vocab: the text holds no words to learn a vocab from.")
+    return learner.learn(counts, vocab_size, reserved_tokens(num_unused), **learn_params)
+
+
+def write_vocab(vocab, vocab_file):
+    """Writes one token per line (google-research `vocab.txt`), checking the special tokens."""
+    with tf.io.gfile.GFile(vocab_file, "w") as f:
+        f.write("".join(token + "\n" for token in vocab))
+    vocab_lib.load_vocab(vocab_file)
