@@ -60,12 +60,16 @@ TABLE = (
 )
 
 
-def read_tf1_checkpoint(ckpt_prefix):
-    """The model variables of a TF1 checkpoint as a `TensorSource` (optimizer slots dropped)."""
+def _require_checkpoint(ckpt_prefix):
     if not tf.io.gfile.exists(ckpt_prefix + ".index"):
         raise FileNotFoundError(
             f"No TF1 checkpoint at {ckpt_prefix}: expected {ckpt_prefix}.index (pass the "
             "prefix, e.g. .../bert_model.ckpt, not a file name).")
+
+
+def read_tf1_checkpoint(ckpt_prefix):
+    """The model variables of a TF1 checkpoint as a `TensorSource` (optimizer slots dropped)."""
+    _require_checkpoint(ckpt_prefix)
     try:
         reader = tf.train.load_checkpoint(ckpt_prefix)
     except (tf.errors.OpError, ValueError) as error:
@@ -109,6 +113,7 @@ def convert_google_research_checkpoint(ckpt_prefix, bert_config_file, vocab_file
     Returns:
       The checkpoint prefix written.
     """
+    _require_checkpoint(ckpt_prefix)
     if not os.path.exists(vocab_file):
         raise FileNotFoundError(f"Vocab file not found: {vocab_file}")
     config, encoder, heads = load_google_research_models(ckpt_prefix, bert_config_file)

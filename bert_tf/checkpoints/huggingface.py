@@ -158,6 +158,7 @@ def convert_huggingface_checkpoint(hf_dir, model_dir):
     Returns:
       The checkpoint prefix written.
     """
+    _weights_files(hf_dir)  # a missing or pickle-only folder first
     vocab_file = os.path.join(hf_dir, VOCAB_FILE)
     if not os.path.exists(vocab_file):
         raise FileNotFoundError(f"No {VOCAB_FILE} in Hugging Face folder {hf_dir}; the model "

@@ -3,12 +3,14 @@
 import json
 import os
 import re
+import shutil
 
 import numpy as np
 import pytest
 import tensorflow as tf
 from safetensors.numpy import load_file
 
+from bert_tf.checkpoints.convert import convert_checkpoint
 from bert_tf.checkpoints.google_research import (
     convert_google_research_checkpoint, load_google_research_models)
 from bert_tf.configs import BertConfig
@@ -149,3 +151,18 @@ def test_not_a_checkpoint_prefix(tiny_tf1, tmp_path):
     _, config_file = tiny_tf1
     with pytest.raises(FileNotFoundError, match=r"expected .*bert_model\.ckpt\.index"):
         load_google_research_models(str(tmp_path / "bert_model.ckpt"), config_file)
+
+
+def test_google_research_folder_to_huggingface(tiny_tf1, tiny_hf_dir, tmp_path):
+    # google-research's zip layout: bert_model.ckpt, bert_config.json, vocab.txt together.
+    tensors, config_file = tiny_tf1
+    folder = tmp_path / "uncased_tiny"
+    prefix = write_tf1_checkpoint(tensors, str(folder / "bert_model.ckpt"))
+    os.replace(config_file, folder / "bert_config.json")
+    shutil.copy(os.path.join(tiny_hf_dir, "vocab.txt"), folder / "vocab.txt")
+    convert_checkpoint("google_research", prefix, "huggingface", str(tmp_path / "hf"))
+    original = load_file(os.path.join(tiny_hf_dir, "model.safetensors"))
+    exported = load_file(str(tmp_path / "hf" / "model.safetensors"))
+    assert sorted(exported) == sorted(original)  # HF -> TF1 -> ours -> HF is lossless
+    for name, value in original.items():
+        np.testing.assert_array_equal(exported[name], value, err_msg=name)

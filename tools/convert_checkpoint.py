@@ -1,0 +1,47 @@
+r"""Converts BERT checkpoints between google-research TF1, Hugging Face and bert_tf.
+
+  # Hugging Face folder (config.json + model.safetensors + vocab.txt) -> model directory
+  python tools/convert_checkpoint.py --from=huggingface --to=model_dir \
+      --input=all-MiniLM-L6-v2 --output_dir=/tmp/minilm
+  # google-research TF1 checkpoint -> model directory (config and vocab default to the
+  # files beside the checkpoint)
+  python tools/convert_checkpoint.py --from=google_research --to=model_dir \
+      --input=uncased_L-12_H-768_A-12/bert_model.ckpt --output_dir=/tmp/bert_base
+  # bert_tf model directory -> Hugging Face folder (loads with transformers' BertModel)
+  python tools/convert_checkpoint.py --from=ours --to=huggingface \
+      --input=/tmp/bert_base --output_dir=/tmp/bert_base_hf
+"""
+
+from absl import app
+from absl import flags
+from absl import logging
+
+from bert_tf.checkpoints.convert import SOURCES, TARGETS, convert_checkpoint
+
+flags.DEFINE_enum("from", None, list(SOURCES), "Format of --input.")
+flags.DEFINE_enum("to", "model_dir", list(TARGETS), "Format written to --output_dir.")
+flags.DEFINE_string("input", None, "HF folder, TF1 checkpoint prefix or model directory.")
+flags.DEFINE_string("bert_config_file", None, "google_research: bert_config.json "
+                    "(default: beside the checkpoint).")
+flags.DEFINE_string("vocab_file", None, "google_research: vocab.txt (default: beside the "
+                    "checkpoint).")
+flags.DEFINE_string("output_dir", None, "Destination folder.")
+flags.mark_flags_as_required(["from", "input", "output_dir"])
+FLAGS = flags.FLAGS
+
+
+def main(argv):
+    if len(argv) > 1:
+        raise app.UsageError(f"Unexpected arguments: {argv[1:]}")
+    try:
+        convert_checkpoint(FLAGS["from"].value, FLAGS.input, FLAGS.to, FLAGS.output_dir,
+                           bert_config_file=FLAGS.bert_config_file,
+                           vocab_file=FLAGS.vocab_file)
+    except (ValueError, FileNotFoundError) as error:
+        # A user mistake (wrong path, mismatched config): the message, not a stack trace.
+        raise SystemExit(f"convert_checkpoint: {error}") from None
+    logging.info("Wrote %s (%s).", FLAGS.output_dir, FLAGS.to)
+
+
+if __name__ == "__main__":
+    app.run(main)
