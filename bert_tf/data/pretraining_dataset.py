@@ -59,8 +59,8 @@ def check_record_file(path, seq_length, max_predictions_per_seq):
             raise RecordFormatError(f"{path}: feature {name!r} is {features[name].WhichOneof('kind')}, expected {kind}")
         length = len(getattr(features[name], kind).value)
         if length != spec.shape[0]:
-            what = {1: "1"}.get(spec.shape[0], "seq_length" if name in _RENAMES or name == "input_mask"
-                                else "max_predictions_per_seq")
+            what = ("seq_length" if name in _RENAMES or name == "input_mask" else
+                    "max_predictions_per_seq" if name.startswith("masked_lm") else "length")
             raise RecordFormatError(f"{path}: feature {name!r} has {length} values, expected {what}={spec.shape[0]}")
     return v2_names
 
