@@ -29,7 +29,7 @@ from absl import logging
 import numpy as np
 import tensorflow as tf
 
-from bert_tf.data import _tokenizer
+from bert_tf.tokenization.bert_tokenizer import BertTokenizer
 from bert_tf.data import document_reader
 from bert_tf.data import instance_builder
 from bert_tf.data import tfrecord_writer
@@ -128,7 +128,7 @@ def _tokenized_documents(documents, tokenizer, batch_size, stats):
 def _worker(input_files, paths, options, worker_index, num_workers):
     """Processes every `num_workers`-th document into `paths`; returns statistics."""
     rng = random.Random(f"{options.random_seed}:{worker_index}")
-    tokenizer = _tokenizer.load_tokenizer(options.vocab_file, options.do_lower_case)
+    tokenizer = BertTokenizer(options.vocab_file, lower_case=options.do_lower_case)
     builder = instance_builder.InstanceBuilder(
         options.max_seq_length, options.max_predictions_per_seq, options.masked_lm_prob, options.short_seq_prob,
         options.do_whole_word_mask, tokenizer.vocab_size, tokenizer.cls_id, tokenizer.sep_id, tokenizer.mask_id, rng)

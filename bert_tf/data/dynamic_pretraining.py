@@ -26,7 +26,7 @@ The batch structure equals `pretraining_dataset`'s model-input dict.
 
 import tensorflow as tf
 
-from bert_tf.data import _tokenizer
+from bert_tf.tokenization.bert_tokenizer import BertTokenizer
 from bert_tf.data import document_reader
 from bert_tf.data import masking
 
@@ -225,7 +225,7 @@ def dynamic_pretraining_dataset(text_patterns, vocab_file, lower_case, batch_siz
     ...     lower_case=True, batch_size=32, seq_length=128, max_predictions_per_seq=20)  # doctest: +SKIP
     """
     files = document_reader.expand_input_patterns(text_patterns)
-    tokenizer = _tokenizer.load_tokenizer(vocab_file, lower_case)
+    tokenizer = BertTokenizer(vocab_file, lower_case=lower_case)
     num_pipelines, pipeline_id = 1, 0
     if input_context is not None:
         num_pipelines, pipeline_id = input_context.num_input_pipelines, input_context.input_pipeline_id
