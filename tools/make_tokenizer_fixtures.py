@@ -119,8 +119,8 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     for name in ("uncased_vocab", "cased_vocab", "bbc_dir", "licenses_dir", "output_dir"):
         parser.add_argument("--" + name, required=True)
-    parser.add_argument("--num_bbc_lines", type=int, default=1400)
-    parser.add_argument("--num_license_lines", type=int, default=700)
+    parser.add_argument("--num_bbc_lines", type=int, default=1700)
+    parser.add_argument("--num_license_lines", type=int, default=600)
     parser.add_argument("--max_line_chars", type=int, default=300,
                         help="Longer BBC paragraphs are left out, to keep the fixture small.")
     parser.add_argument("--num_cased_lines", type=int, default=1000)

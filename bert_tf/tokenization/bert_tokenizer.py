@@ -126,6 +126,9 @@ class BertTokenizer(keras.layers.Layer):
                 tf.boolean_mask(t, keep), tf.boolean_mask(word, keep), nrows=nrows))
             for t in (flat, *offsets))
 
+    def build(self, input_shape):
+        del input_shape  # Nothing to build: the vocab is read in __init__.
+
     def call(self, strings):
         return self.tokenize(strings)
 

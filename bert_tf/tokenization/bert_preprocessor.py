@@ -1,0 +1,127 @@
+"""BERT preprocessing in-graph: raw text (one segment or a pair) -> the three encoder inputs."""
+
+import keras
+import tensorflow as tf
+import tensorflow_text as text
+
+from bert_tf.tokenization import bert_tokenizer
+
+
+def truncate_seq_pair_lengths(len_a, len_b, max_length):
+    """Segment lengths after google-research's `truncate_seq_pair`, in closed form.
+
+    The reference drops the last token of the longer segment until the pair fits, from B on ties,
+    so when both must be cut A keeps ceil(max_length / 2). (tensorflow-text's
+    ShrinkLongestTrimmer and Hugging Face's "longest_first" give B the extra token instead, hence
+    hand-written; plain TF ops, so TF Serving has them.)
+
+    Args:
+      len_a, len_b: int `[B]` segment lengths.
+      max_length: int, tokens the pair may keep in total.
+
+    Returns:
+      `(new_len_a, new_len_b)`, int `[B]`.
+    """
+    half = (max_length + 1) // 2
+    fits = len_a + len_b <= max_length
+    cut_a = tf.minimum(len_a, tf.maximum(max_length - len_b, half))
+    new_a = tf.where(fits, len_a, cut_a)
+    return new_a, tf.where(fits, len_b, max_length - new_a)
+
+
+def _keep_first(ids, lengths):
+    """Keeps the first `lengths[i]` values of each row of ragged `ids` `[B, (pieces)]`."""
+    rows = ids.value_rowids()
+    position = tf.range(tf.size(ids.values, tf.int64)) - tf.gather(ids.row_starts(), rows)
+    keep = position < tf.gather(tf.cast(lengths, tf.int64), rows)
+    return tf.RaggedTensor.from_value_rowids(
+        tf.boolean_mask(ids.values, keep), tf.boolean_mask(rows, keep), nrows=ids.nrows())
+
+
+@keras.saving.register_keras_serializable(package="bert_tf")
+class BertPreprocessor(keras.layers.Layer):
+    """Tokenizes and packs text into `input_word_ids`, `input_mask`, `input_type_ids`.
+
+    `[CLS] A [SEP]` or `[CLS] A [SEP] B [SEP]`, pairs truncated longest-first like
+    google-research's `truncate_seq_pair`, padded with [PAD] to `seq_length`. Exposes TF Hub's
+    preprocess API (`tokenize`, `bert_pack_inputs`) and runs in `tf.data`, `tf.function` and
+    SavedModels (only ops that TF Serving 2.12+ links).
+
+    Args:
+      vocab_file: google-research `vocab.txt`.
+      lower_case: uncased model (lower-case + strip accents).
+      seq_length: width of the outputs.
+
+    Example:
+    >>> preprocessor = BertPreprocessor(vocab_file, seq_length=8)  # doctest: +SKIP
+    >>> preprocessor((tf.constant(["Hello world"]), tf.constant(["Hi"])))["input_word_ids"]
+    ... # doctest: +SKIP
+    <tf.Tensor: shape=(1, 8), dtype=int32, numpy=array([[101, 7592, 2088, 102, 7632, 102, 0, 0]])>
+    """
+
+    def __init__(self, vocab_file, lower_case=True, seq_length=128, **kwargs):
+        super().__init__(**kwargs)
+        if seq_length < 2:
+            raise ValueError(f"seq_length must be at least 2 ([CLS] and [SEP]); got {seq_length}.")
+        self.vocab_file = vocab_file
+        self.lower_case = lower_case
+        self.seq_length = seq_length
+        self.tokenizer = bert_tokenizer.BertTokenizer(vocab_file, lower_case=lower_case)
+
+    def tokenize(self, strings):
+        """WordPiece ids of tf.string `[B]`: int32 ragged `[B, (words), (pieces)]`."""
+        return self.tokenizer.tokenize(strings)
+
+    def bert_pack_inputs(self, segments, seq_length=None):
+        """Truncates, adds [CLS]/[SEP], and pads one or two tokenized segments.
+
+        Args:
+          segments: list of one or two ragged int ids, `[B, (words), (pieces)]` or
+            `[B, (pieces)]`, as from `tokenize`.
+          seq_length: output width; defaults to the constructor's.
+
+        Returns:
+          dict of int32 `[B, seq_length]`: `input_word_ids`, `input_mask` (1 on real tokens),
+          `input_type_ids` (0 for [CLS] A [SEP], 1 for B [SEP]).
+
+        Raises:
+          ValueError: not one or two segments, or `seq_length` too short for their separators.
+        """
+        seq_length = self.seq_length if seq_length is None else seq_length
+        segments = [s.merge_dims(1, -1) if s.ragged_rank > 1 else s for s in segments]
+        segments = [tf.cast(s, tf.int32) for s in segments]
+        if len(segments) == 1:
+            if seq_length < 2:
+                raise ValueError(f"seq_length={seq_length} leaves no room for [CLS] and [SEP].")
+            # Slicing, not ShrinkLongestTrimmer: on one segment inside tf.function that fails
+            # (while_loop shape invariant).
+            segments = [segments[0][:, :seq_length - 2]]
+        elif len(segments) == 2:
+            if seq_length < 3:
+                raise ValueError(f"seq_length={seq_length} leaves no room for [CLS] A [SEP] B [SEP].")
+            len_a, len_b = truncate_seq_pair_lengths(
+                segments[0].row_lengths(), segments[1].row_lengths(), seq_length - 3)
+            segments = [_keep_first(segments[0], len_a), _keep_first(segments[1], len_b)]
+        else:
+            raise ValueError(f"bert_pack_inputs takes 1 or 2 segments; got {len(segments)}.")
+        ids, type_ids = text.combine_segments(
+            segments, start_of_sequence_id=self.tokenizer.cls_id,
+            end_of_segment_id=self.tokenizer.sep_id)
+        word_ids, mask = text.pad_model_inputs(ids, seq_length, pad_value=self.tokenizer.pad_id)
+        type_ids, _ = text.pad_model_inputs(type_ids, seq_length, pad_value=0)
+        return {"input_word_ids": tf.cast(word_ids, tf.int32), "input_mask": tf.cast(mask, tf.int32),
+                "input_type_ids": tf.cast(type_ids, tf.int32)}
+
+    def build(self, input_shape):
+        del input_shape  # Nothing to build: the vocab is read in __init__.
+
+    def call(self, inputs):
+        """`inputs`: tf.string `[B]`, or a tuple/list of two (text_a, text_b)."""
+        texts = list(inputs) if isinstance(inputs, (tuple, list)) else [inputs]
+        return self.bert_pack_inputs([self.tokenize(t) for t in texts])
+
+    def get_config(self):
+        config = super().get_config()
+        config.update(vocab_file=self.vocab_file, lower_case=self.lower_case,
+                      seq_length=self.seq_length)
+        return config
