@@ -137,11 +137,13 @@ def read_examples(task, data_dir, split):
         source=path)
 
 
-def make_dataset(examples, preprocessor, batch_size, training=False, seed=0):
+def make_dataset(examples, preprocessor, batch_size, training=False, seed=0, skip_batches=0):
     """Batches of `(encoder inputs, labels)` (just the inputs for unlabeled examples).
 
     Tokenization runs in-graph: `preprocessor` (a `BertPreprocessor`) is mapped over batches.
-    Training data is shuffled each epoch and repeated, with whole batches only.
+    Training data is shuffled each epoch (seeded, so the order is the same on a rerun) and
+    repeated, with whole batches only; `skip_batches` drops batches before tokenizing them
+    (a resumed run skips what it already trained on).
     """
     texts = (examples.text_a,) if examples.text_b is None else (examples.text_a, examples.text_b)
     elements = texts if examples.labels is None else (texts, examples.labels)
@@ -149,7 +151,7 @@ def make_dataset(examples, preprocessor, batch_size, training=False, seed=0):
     if training:
         dataset = dataset.shuffle(len(examples), seed=seed, reshuffle_each_iteration=True)
         dataset = dataset.repeat()
-    dataset = dataset.batch(batch_size, drop_remainder=training)
+    dataset = dataset.batch(batch_size, drop_remainder=training).skip(skip_batches)
     if examples.labels is None:
         dataset = dataset.map(lambda t: preprocessor(_segments(t)),
                               num_parallel_calls=tf.data.AUTOTUNE)

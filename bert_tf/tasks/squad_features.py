@@ -156,7 +156,7 @@ def convert_examples_to_features(examples, tokenizer, max_seq_length=384, doc_st
         for name, values in rows.items()})
 
 
-def make_dataset(features, batch_size, training=False, seed=0):
+def make_dataset(features, batch_size, training=False, seed=0, skip_batches=0):
     """Batches of encoder inputs, with `{start_positions, end_positions}` targets when training."""
     inputs = features.model_inputs()
     if training:
@@ -164,5 +164,6 @@ def make_dataset(features, batch_size, training=False, seed=0):
                    "end_positions": features.end_positions}
         dataset = tf.data.Dataset.from_tensor_slices((inputs, targets))
         dataset = dataset.shuffle(len(features), seed=seed, reshuffle_each_iteration=True).repeat()
-        return dataset.batch(batch_size, drop_remainder=True).prefetch(tf.data.AUTOTUNE)
+        dataset = dataset.batch(batch_size, drop_remainder=True).skip(skip_batches)
+        return dataset.prefetch(tf.data.AUTOTUNE)
     return tf.data.Dataset.from_tensor_slices(inputs).batch(batch_size).prefetch(tf.data.AUTOTUNE)

@@ -1,0 +1,92 @@
+"""Fine-tunes BERT for named entities on CoNLL column files (paper §5.3; CoNLL-2003, WNUT).
+
+    python -m bert_tf.run_ner --model_dir=/tmp/minilm --data_dir=/data/conll2003 \
+        --do_train --do_eval --output_dir=/tmp/ner
+
+The data folder holds train.txt, dev.txt and test.txt (`word ... label` lines, blank lines
+between sentences); --train_file etc. override them, and --dev_fraction carves a seeded dev
+split out of a corpus without one. Labels go on each word's first WordPiece; the metric is
+conlleval's entity-level F1. A rerun resumes from the newest checkpoint in --output_dir.
+"""
+
+import os
+import sys
+
+from absl import app, flags, logging
+
+from bert_tf.checkpoints.model_dir import read_model_info
+from bert_tf.tasks import conll
+from bert_tf.tasks.adapters import tagger_adapter
+from bert_tf.tasks.finetune_flags import define_finetune_flags, finetune_config_from_flags
+from bert_tf.tasks.finetuning import run_finetuning
+from bert_tf.tasks.table_reader import DataError
+from bert_tf.tokenization.bert_tokenizer import BertTokenizer
+
+define_finetune_flags()
+flags.DEFINE_string("train_file", None, "Training file (default: data_dir/train.txt).")
+flags.DEFINE_string("dev_file", None, "Dev file (default: data_dir/dev.txt).")
+flags.DEFINE_string("test_file", None, "Test file (default: data_dir/test.txt).")
+flags.DEFINE_float("dev_fraction", 0.0, "Split this fraction of the training sentences off as "
+                   "the dev set (seeded by --seed) instead of reading a dev file.")
+flags.DEFINE_integer("label_column", -1, "Field holding the tag (default: the last).")
+flags.DEFINE_list("label_names", None, "Tag list in id order (default: the training tags, O first).")
+FLAGS = flags.FLAGS
+
+
+def _path(explicit, name):
+    if explicit:
+        return explicit
+    if not FLAGS.data_dir:
+        raise DataError(f"Give --data_dir or --{name}_file.")
+    return os.path.join(FLAGS.data_dir, f"{name}.txt")
+
+
+def _label_names(config):
+    """--label_names, else those of a fine-tuned --model_dir when not training, else None."""
+    if FLAGS.label_names:
+        return tuple(FLAGS.label_names)
+    if config.model_dir and not FLAGS.do_train:
+        return tuple(read_model_info(config.model_dir).get("label_names") or ()) or None
+    return None
+
+
+def main(argv):
+    del argv
+    config = finetune_config_from_flags(FLAGS)
+    try:
+        tokenizer = BertTokenizer(config.vocab(), lower_case=config.do_lower_case)
+        train = dev = test = None
+        names = _label_names(config)
+        if FLAGS.do_train or names is None:
+            train = conll.read_conll(_path(FLAGS.train_file, "train"), FLAGS.label_column)
+        if FLAGS.dev_fraction > 0:
+            train, dev = conll.split_sentences(train, FLAGS.dev_fraction, seed=config.seed)
+        elif FLAGS.do_eval:
+            dev = conll.read_conll(_path(FLAGS.dev_file, "dev"), FLAGS.label_column)
+        if FLAGS.do_predict:
+            test = conll.read_conll(_path(FLAGS.test_file, "test"), FLAGS.label_column)
+        names = names or conll.label_names_of(train)
+
+        def featurize(sentences):
+            if sentences is None:
+                return None
+            return sentences, conll.convert_sentences_to_features(
+                sentences, tokenizer, names, config.max_seq_length)
+
+        adapter = tagger_adapter(names, featurize(train) if FLAGS.do_train else None,
+                                 featurize(dev), featurize(test), config.eval_batch_size,
+                                 config.seed)
+        result = run_finetuning(adapter, config, FLAGS.do_train, FLAGS.do_eval, FLAGS.do_predict)
+    except (DataError, ValueError, FileNotFoundError) as error:
+        logging.error("%s", error)
+        sys.exit(f"run_ner: {error}")
+    for entry in result["history"]:
+        print(f"epoch {entry['epoch']} step {entry['step']} {entry['train_seconds']:.0f}s "
+              f"{entry.get('metrics', {})}")
+    if result["eval"]:
+        print("eval:", {k: round(v, 4) for k, v in result["eval"].items()})
+
+
+if __name__ == "__main__":
+    logging.set_verbosity(logging.INFO)
+    app.run(main)

@@ -1,0 +1,161 @@
+"""CoNLL column files (CoNLL-2003, WNUT) for tagging; labels on each word's first WordPiece.
+
+Files have one `word ... label` line per token (whitespace-separated; the label is the last
+field, or `label_column`) and a blank line between sentences; `-DOCSTART-` lines are skipped.
+Following the paper (§5.3), only a word's first piece carries its label: the other pieces,
+[CLS], [SEP] and padding get label id -1 and are ignored by the loss and the metric.
+"""
+
+import dataclasses
+
+import numpy as np
+import tensorflow as tf
+from absl import logging
+
+from bert_tf.tasks.table_reader import DataError
+
+IGNORE = -1
+_TOKENIZE_BATCH = 4096
+
+
+@dataclasses.dataclass
+class TaggedSentences:
+    words: list   # list of lists of str
+    tags: list    # list of lists of str, same shape
+    source: str
+
+    def __len__(self):
+        return len(self.words)
+
+
+def read_conll(path, label_column=-1):
+    """Reads sentences of words and string tags from a CoNLL column file.
+
+    Raises:
+      DataError: missing or empty file, or a line without a label field (file and line named).
+    """
+    if not tf.io.gfile.exists(path):
+        raise DataError(f"CoNLL file not found: {path}")
+    with tf.io.gfile.GFile(path, "r") as f:
+        lines = f.read().splitlines()
+    sentences, tags, words, labels = [], [], [], []
+    for number, line in enumerate(lines + [""], start=1):
+        fields = line.split()
+        if not fields or fields[0] == "-DOCSTART-":
+            if words:
+                sentences.append(words)
+                tags.append(labels)
+                words, labels = [], []
+            continue
+        if len(fields) < 2:
+            raise DataError(f"{path}:{number}: expected `word ... label`, found {line!r}.")
+        words.append(fields[0])
+        labels.append(fields[label_column])
+    if not sentences:
+        raise DataError(f"{path} has no sentences.")
+    return TaggedSentences(sentences, tags, path)
+
+
+def label_names_of(sentences):
+    """Sorted tag set with "O" first (when present)."""
+    names = sorted({tag for sentence in sentences.tags for tag in sentence})
+    return tuple(["O"] * ("O" in names) + [n for n in names if n != "O"])
+
+
+def check_labels(sentences, label_names):
+    """Raises DataError naming the first sentence and word whose tag is not in `label_names`."""
+    known = set(label_names)
+    for index, tags in enumerate(sentences.tags):
+        for position, tag in enumerate(tags):
+            if tag not in known:
+                raise DataError(f"{sentences.source}: sentence {index + 1}, word {position + 1} "
+                                f"({sentences.words[index][position]!r}): label {tag!r} is not "
+                                f"in the label list {list(label_names)}.")
+
+
+@dataclasses.dataclass
+class TaggingFeatures:
+    """One row per sentence, `S` = max_seq_length."""
+
+    input_word_ids: np.ndarray   # int32 [N, S]
+    input_mask: np.ndarray       # int32 [N, S]
+    input_type_ids: np.ndarray   # int32 [N, S]
+    label_ids: np.ndarray        # int32 [N, S]; IGNORE except at first pieces
+    first_piece: list            # per sentence, int array of the kept words' first positions
+    truncated_words: int
+
+    def model_inputs(self):
+        return {"input_word_ids": self.input_word_ids, "input_mask": self.input_mask,
+                "input_type_ids": self.input_type_ids}
+
+
+def convert_sentences_to_features(sentences, tokenizer, label_names, max_seq_length=128):
+    """WordPiece-tokenizes every word (in-graph tokenizer, batched) and packs [CLS] … [SEP].
+
+    Words past `max_seq_length - 2` pieces are dropped from the input and counted in
+    `truncated_words` (they are predicted "O" by `predicted_tags`).
+    """
+    check_labels(sentences, label_names)
+    flat_words = [word for sentence in sentences.words for word in sentence]
+    pieces = []
+    for begin in range(0, len(flat_words), _TOKENIZE_BATCH):
+        ragged = tokenizer.tokenize(tf.constant(flat_words[begin:begin + _TOKENIZE_BATCH]))
+        pieces += ragged.merge_dims(1, 2).to_list()
+    label_id = {name: i for i, name in enumerate(label_names)}
+    n = len(sentences)
+    ids = np.full((n, max_seq_length), tokenizer.pad_id, np.int32)
+    labels = np.full((n, max_seq_length), IGNORE, np.int32)
+    mask = np.zeros((n, max_seq_length), np.int32)
+    first_piece, truncated, cursor = [], 0, 0
+    for row, (words, tags) in enumerate(zip(sentences.words, sentences.tags)):
+        sequence, positions = [tokenizer.cls_id], []
+        for word_index, tag in enumerate(tags):
+            # A word that normalises to nothing (e.g. a lone control character) still needs a slot.
+            word_pieces = pieces[cursor + word_index] or [tokenizer.unk_id]
+            if len(sequence) + len(word_pieces) > max_seq_length - 1:
+                truncated += len(tags) - word_index
+                break
+            positions.append(len(sequence))
+            labels[row, len(sequence)] = label_id[tag]
+            sequence += word_pieces
+        cursor += len(words)
+        sequence.append(tokenizer.sep_id)
+        ids[row, :len(sequence)] = sequence
+        mask[row, :len(sequence)] = 1
+        first_piece.append(np.asarray(positions, np.int32))
+    if truncated:
+        logging.warning("%d words of %s do not fit max_seq_length=%d; they are predicted 'O'.",
+                        truncated, sentences.source, max_seq_length)
+    return TaggingFeatures(ids, mask, np.zeros_like(ids), labels, first_piece, truncated)
+
+
+def predicted_tags(sentences, features, logits, label_names):
+    """String tags per word from `[N, S, C]` logits; words cut by truncation get "O"."""
+    best = np.argmax(np.asarray(logits), axis=-1)
+    tags = []
+    for row, words in enumerate(sentences.words):
+        kept = [label_names[i] for i in best[row, features.first_piece[row]]]
+        tags.append(kept + ["O"] * (len(words) - len(kept)))
+    return tags
+
+
+def make_dataset(features, batch_size, training=False, seed=0, skip_batches=0):
+    """Batches of `(encoder inputs, label_ids)`; training data shuffled, repeated, whole batches."""
+    dataset = tf.data.Dataset.from_tensor_slices((features.model_inputs(), features.label_ids))
+    if training:
+        dataset = dataset.shuffle(len(features.label_ids), seed=seed,
+                                  reshuffle_each_iteration=True).repeat()
+    dataset = dataset.batch(batch_size, drop_remainder=training).skip(skip_batches)
+    return dataset.prefetch(tf.data.AUTOTUNE)
+
+
+def _subset(sentences, indices):
+    return TaggedSentences([sentences.words[i] for i in indices],
+                           [sentences.tags[i] for i in indices], sentences.source)
+
+
+def split_sentences(sentences, dev_fraction=0.2, seed=0):
+    """A seeded random (train, dev) split of sentences (for corpora without a dev file)."""
+    order = np.random.default_rng(seed).permutation(len(sentences))
+    cut = len(order) - int(round(dev_fraction * len(order)))
+    return _subset(sentences, order[:cut]), _subset(sentences, order[cut:])
