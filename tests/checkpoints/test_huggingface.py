@@ -40,8 +40,8 @@ def test_minilm_matches_transformers(minilm_model_dir, minilm_reference, run_enc
     diff = np.abs(sequence - minilm_reference["last_hidden_state"])
     assert diff[real].max() <= 1e-5
     assert np.abs(pooled - minilm_reference["pooler_output"]).max() <= 1e-5
-    # Padded positions carry no meaning and differ more (up to ~1.2e-4 in the
-    # 2-token empty-string row), yet they compute the same function.
+    # Padded positions carry no meaning and are ill-conditioned: there transformers'
+    # own float32 output differs from its float64 one by 5.7e-5, ours by 1.3e-4.
     assert diff[~real].max() <= 1e-3
 
 
