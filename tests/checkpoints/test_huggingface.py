@@ -147,3 +147,21 @@ def test_pytorch_pickle_is_refused_unread(tmp_path):
     os.remove(tmp_path / "pytorch_model.bin")
     with pytest.raises(FileNotFoundError, match="No model.safetensors"):
         load_huggingface_encoder(str(tmp_path))
+
+
+def test_sharded_safetensors_folder(tiny_hf_dir, tiny_reference, tmp_path, run_pretrainer):
+    # Large checkpoints come as model-0000N-of-0000M.safetensors + an index (transformers).
+    path = os.path.join(tiny_hf_dir, WEIGHTS)
+    tensors = load_file(path)
+    os.remove(path)
+    names = sorted(tensors)
+    shards = {"model-00001-of-00002.safetensors": names[:20],
+              "model-00002-of-00002.safetensors": names[20:]}
+    for shard, shard_names in shards.items():
+        save_file({n: tensors[n] for n in shard_names}, os.path.join(tiny_hf_dir, shard))
+    with open(path + ".index.json", "w") as f:
+        json.dump({"weight_map": {n: s for s, ns in shards.items() for n in ns}}, f)
+    model_dir = str(tmp_path / "model")
+    convert_huggingface_checkpoint(tiny_hf_dir, model_dir)
+    mlm, _ = run_pretrainer(model_dir, tiny_reference)
+    np.testing.assert_allclose(mlm, tiny_reference["mlm_logits"], atol=1e-5, rtol=0)
