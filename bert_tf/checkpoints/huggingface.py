@@ -13,9 +13,11 @@ import json
 import os
 import shutil
 
+import ml_dtypes  # noqa: F401  (TF's dependency; lets numpy read bfloat16 safetensors)
+import numpy as np
 import tensorflow as tf
 from absl import logging
-from safetensors import safe_open
+from safetensors import SafetensorError, safe_open
 from safetensors.numpy import save_file
 
 from bert_tf.checkpoints import weight_map
@@ -82,7 +84,11 @@ def _weights_files(hf_dir):
     index = single + ".index.json"
     if os.path.exists(index):
         with open(index, encoding="utf-8") as f:
-            shards = sorted(set(json.load(f)["weight_map"].values()))
+            try:
+                shards = sorted(set(json.load(f)["weight_map"].values()))
+            except (json.JSONDecodeError, KeyError, AttributeError) as error:
+                raise ValueError(f"{index}: not a safetensors index with a `weight_map` "
+                                 f"({error!r}).") from None
         return [os.path.join(hf_dir, shard) for shard in shards]
     if os.path.exists(os.path.join(hf_dir, "pytorch_model.bin")):
         raise ValueError(
@@ -93,18 +99,25 @@ def _weights_files(hf_dir):
     raise FileNotFoundError(f"No {WEIGHTS_FILE} in Hugging Face folder {hf_dir}.")
 
 
+def _safetensors_shapes(path):
+    try:
+        with safe_open(path, framework="np") as f:
+            return {key: f.get_slice(key).get_shape() for key in f.keys()}
+    except (SafetensorError, OSError) as error:
+        raise ValueError(f"{path}: not a readable safetensors file ({error}).") from None
+
+
 def read_safetensors(hf_dir):
     """The tensors of a Hugging Face folder as a `TensorSource`, `bert.` prefix removed."""
     shapes, files = {}, {}
     for path in _weights_files(hf_dir):
-        with safe_open(path, framework="np") as f:
-            for key in f.keys():
-                name = key[len(PREFIX):] if key.startswith(PREFIX) else key
-                if name in shapes:
-                    raise ValueError(f"{path}: tensor `{name}` appears twice (with and "
-                                     f"without the `{PREFIX}` prefix, or in two shards).")
-                shapes[name] = f.get_slice(key).get_shape()
-                files[name] = (path, key)
+        for key, shape in _safetensors_shapes(path).items():
+            name = key[len(PREFIX):] if key.startswith(PREFIX) else key
+            if name in shapes:
+                raise ValueError(f"{path}: tensor `{name}` appears twice (with and without "
+                                 f"the `{PREFIX}` prefix, or in two shards).")
+            shapes[name] = shape
+            files[name] = (path, key)
 
     def read(name):
         path, key = files[name]
@@ -113,7 +126,7 @@ def read_safetensors(hf_dir):
                 return f.get_tensor(key)
         except (TypeError, ValueError) as error:
             raise ValueError(f"{path}: cannot read tensor `{key}` as numpy ({error}); "
-                             "save the checkpoint in float32 or float16.") from None
+                             "save the checkpoint in float32, float16 or bfloat16.") from None
 
     return weight_map.TensorSource(shapes, read, where=hf_dir)
 
@@ -121,7 +134,7 @@ def read_safetensors(hf_dir):
 def _check_tied(source):
     for copy, original in TIED.items():
         if copy in source.shapes and original in source.shapes:
-            if not (source.read(copy) == source.read(original)).all():
+            if not np.array_equal(source.read(copy), source.read(original)):
                 raise ValueError(f"Checkpoint {source.where}: `{copy}` differs from "
                                  f"`{original}`; bert_tf ties them, so it cannot hold this model.")
 

@@ -165,3 +165,25 @@ def test_sharded_safetensors_folder(tiny_hf_dir, tiny_reference, tmp_path, run_p
     convert_huggingface_checkpoint(tiny_hf_dir, model_dir)
     mlm, _ = run_pretrainer(model_dir, tiny_reference)
     np.testing.assert_allclose(mlm, tiny_reference["mlm_logits"], atol=1e-5, rtol=0)
+
+
+def test_bfloat16_checkpoint_reads_as_float32(tiny_hf_dir):
+    import ml_dtypes
+
+    original = load_file(os.path.join(tiny_hf_dir, WEIGHTS))
+    _rewrite(tiny_hf_dir, lambda t: t.update(
+        {name: value.astype(ml_dtypes.bfloat16) for name, value in t.items()}))
+    with safe_open(os.path.join(tiny_hf_dir, WEIGHTS), "np") as f:
+        assert f.get_slice("cls.predictions.bias").get_dtype() == "BF16"
+    encoder = load_huggingface_encoder(tiny_hf_dir)
+    table = encoder.embeddings.word_embeddings.embeddings
+    assert table.dtype == "float32"
+    expected = original["bert.embeddings.word_embeddings.weight"]
+    np.testing.assert_allclose(table.numpy(), expected, rtol=2 ** -8)
+
+
+def test_corrupt_safetensors_file_is_named(tiny_hf_dir):
+    with open(os.path.join(tiny_hf_dir, WEIGHTS), "wb") as f:
+        f.write(b"\xff" * 16)
+    with pytest.raises(ValueError, match=r"model\.safetensors: not a readable safetensors"):
+        load_huggingface_encoder(tiny_hf_dir)
