@@ -35,7 +35,8 @@ def _keep_first(ids, lengths):
     position = tf.range(tf.size(ids.values, tf.int64)) - tf.gather(ids.row_starts(), rows)
     keep = position < tf.gather(tf.cast(lengths, tf.int64), rows)
     return tf.RaggedTensor.from_value_rowids(
-        tf.boolean_mask(ids.values, keep), tf.boolean_mask(rows, keep), nrows=ids.nrows())
+        tf.boolean_mask(ids.values, keep), tf.boolean_mask(rows, keep), nrows=ids.nrows(),
+        validate=False)
 
 
 @keras.saving.register_keras_serializable(package="bert_tf")
@@ -117,8 +118,15 @@ class BertPreprocessor(keras.layers.Layer):
 
     def call(self, inputs):
         """`inputs`: tf.string `[B]`, or a tuple/list of two (text_a, text_b)."""
-        texts = list(inputs) if isinstance(inputs, (tuple, list)) else [inputs]
-        return self.bert_pack_inputs([self.tokenize(t) for t in texts])
+        if not isinstance(inputs, (tuple, list)):
+            return self.bert_pack_inputs([self.tokenize(inputs)])
+        if len(inputs) != 2:
+            raise ValueError(f"BertPreprocessor takes 1 or 2 segments; got {len(inputs)}.")
+        # One tokenizer pass over both segments: half the graph, fewer kernel launches.
+        text_a, text_b = (tf.convert_to_tensor(t, tf.string) for t in inputs)
+        ids = self.tokenize(tf.concat([text_a, text_b], axis=0))
+        size_a = tf.shape(text_a, out_type=tf.int64)[0]
+        return self.bert_pack_inputs([ids[:size_a], ids[size_a:]])
 
     def get_config(self):
         config = super().get_config()

@@ -69,10 +69,10 @@ class BertTokenizer(keras.layers.Layer):
         # A word starts at every piece without the "##" prefix.
         starts_word = tf.logical_not(tf.gather(self._is_suffix, pieces.flat_values))
         words = tf.RaggedTensor.from_row_starts(
-            pieces.flat_values, tf.where(starts_word)[:, 0])
+            pieces.flat_values, tf.where(starts_word)[:, 0], validate=False)
         words_per_line = tf.reduce_sum(
             tf.cast(pieces.with_flat_values(starts_word), tf.int64), axis=1)
-        return self._finish(tf.RaggedTensor.from_row_lengths(words, words_per_line))[0]
+        return self._finish(tf.RaggedTensor.from_row_lengths(words, words_per_line, validate=False))[0]
 
     def tokenize_with_offsets(self, strings):
         """Like `tokenize`, plus int64 byte offsets `[B, (words), (pieces)]` into each input.
@@ -123,7 +123,7 @@ class BertTokenizer(keras.layers.Layer):
         nrows = pieces.nrows()
         return tuple(
             ids.with_values(tf.RaggedTensor.from_value_rowids(
-                tf.boolean_mask(t, keep), tf.boolean_mask(word, keep), nrows=nrows))
+                tf.boolean_mask(t, keep), tf.boolean_mask(word, keep), nrows=nrows, validate=False))
             for t in (flat, *offsets))
 
     def build(self, input_shape):
