@@ -32,6 +32,12 @@ class TensorSource:
       shapes: dict of tensor name to shape tuple.
       read: function of a name returning the tensor as a numpy array.
       where: the checkpoint's path, for error messages.
+
+    Example:
+    >>> tensors = {"pooler.dense.bias": np.zeros([8], np.float32)}
+    >>> source = TensorSource({k: v.shape for k, v in tensors.items()}, tensors.get, "mem")
+    >>> source.shapes
+    {'pooler.dense.bias': (8,)}
     """
 
     def __init__(self, shapes, read, where):
@@ -48,7 +54,9 @@ def model_weights(*layers):
     weights = {}
     for layer in layers:
         for variable in layer.weights:
-            weights.setdefault(variable.path, variable)
+            if weights.setdefault(variable.path, variable) is not variable:
+                raise ValueError(f"Two model weights share the path `{variable.path}`; "
+                                 "build the encoder outside any other layer's name scope.")
     return weights
 
 
