@@ -3,8 +3,8 @@
 No offline step: each epoch sees new NSP pairs and new masks. Input is the
 create_pretraining_data format (one sentence per line, blank lines between
 documents; `.gz` ok). Per input pipeline:
-1. Lines get a document id (a blank line or a new file starts a document);
-   documents are sharded across pipelines by id.
+1. Lines get a document key (a blank line or a new file starts a document);
+   documents are sharded across pipelines by key.
 2. Sentences are tokenized in batches with the package's tokenizer, then
    consecutive sentences of a document are packed into chunks of about
    `seq_length - 3` WordPieces (a random shorter target with probability
@@ -32,24 +32,28 @@ from bert_tf.data import masking
 
 
 def _lines_with_document_ids(files, is_training, seed):
-    """(document_id int64, line) for the non-blank lines of `files`."""
-    dataset = tf.data.Dataset.from_tensor_slices(files)
+    """(document key int64, line) for the non-blank lines of `files`.
+
+    The key is `file_index * 2**32 + document_index_in_file`: the same document
+    keeps its key in every epoch, so a NotNext partner never comes from it.
+    """
+    compression = "GZIP" if files[0].endswith(".gz") else ""
+    if any(f.endswith(".gz") != bool(compression) for f in files):
+        raise document_reader.InputError(f"mix of .gz and plain text files: {files}")
+    dataset = tf.data.Dataset.from_tensor_slices((tf.range(len(files), dtype=tf.int64), files))
     if is_training:
         dataset = dataset.shuffle(len(files), seed=seed).repeat()
-    compression = "GZIP" if all(f.endswith(".gz") for f in files) else ""
-    if compression == "" and any(f.endswith(".gz") for f in files):
-        raise document_reader.InputError(f"mix of .gz and plain text files: {files}")
-    # The trailing "" ends the last document of each file.
-    dataset = dataset.flat_map(
-        lambda f: tf.data.TextLineDataset(f, compression_type=compression).concatenate(
-            tf.data.Dataset.from_tensors(tf.constant(""))))
 
     def number(document_id, line):
         blank = tf.equal(tf.strings.length(tf.strings.strip(line)), 0)
         return document_id + tf.cast(blank, tf.int64), (document_id, line, blank)
 
-    return dataset.scan(tf.constant(0, tf.int64), number).filter(lambda d, line, blank: ~blank).map(
-        lambda d, line, blank: (d, line))
+    def file_lines(file_index, path):
+        lines = tf.data.TextLineDataset(path, compression_type=compression)
+        numbered = lines.scan(file_index * 2**32, number)
+        return numbered.filter(lambda unused_id, unused_line, blank: ~blank).map(lambda key, line, blank: (key, line))
+
+    return dataset.flat_map(file_lines)
 
 
 def _tokenized_sentences(lines, tokenizer, batch_size=256):
@@ -234,7 +238,7 @@ def dynamic_pretraining_dataset(text_patterns, vocab_file, lower_case, batch_siz
     max_num_tokens = seq_length - (3 if use_next_sentence else 2)
 
     lines = _lines_with_document_ids(files, is_training, seed)
-    lines = lines.filter(lambda document_id, line: document_id % num_pipelines == pipeline_id)
+    lines = lines.filter(lambda key, unused_line: key % num_pipelines == pipeline_id)
     sentences = _tokenized_sentences(lines, tokenizer)
     chunks = _chunks(sentences, max_num_tokens, short_seq_prob if use_next_sentence else 0.0, seed)
     if use_next_sentence:

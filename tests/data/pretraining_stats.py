@@ -1,5 +1,7 @@
 """Checks and statistics over pretraining batches (model-input dicts of numpy arrays)."""
 
+import random
+
 import numpy as np
 
 CLS, SEP, MASK = 101, 102, 103  # In the shipped uncased vocab.
@@ -89,3 +91,35 @@ def check_whole_words(batch, vocab):
             assert hits in (0, len(group)), f"row {row}: word {group} partly masked ({hits} of {len(group)})"
             multi_piece_masked += hits > 1
     return multi_piece_masked
+
+
+def write_document_corpus(path, vocab_file, num_documents=40, sentences=6, words=8):
+    """Documents with disjoint vocabularies, so that a token tells its document."""
+    rng = random.Random(0)
+    with open(vocab_file, encoding="utf-8") as f:
+        vocab = [line.strip() for line in f]
+    # Plain lower-case ASCII whole words tokenize to themselves.
+    plain = [w for w in vocab[2000:] if w.isascii() and w.isalpha() and w.islower()]
+    words_by_doc = [plain[40 * d:40 * d + 40] for d in range(num_documents)]
+    with open(path, "w") as f:
+        for d, pool in enumerate(words_by_doc):
+            for s in range(sentences):
+                f.write(" ".join(rng.choice(pool) for _ in range(words)) + ".\n")
+            f.write("\n")
+    return {vocab.index(w): d for d, ws in enumerate(words_by_doc) for w in ws}
+
+
+def check_documents(batch, document_of):
+    """Asserts A is from one document and B from another iff NotNext; returns label counts and documents."""
+    original = originals(batch)
+    labels, documents = [0, 0], set()
+    for row in range(len(original)):
+        types, mask = batch["input_type_ids"][row], batch["input_mask"][row] == 1
+        docs_a = {document_of[t] for t in original[row][mask & (types == 0)] if t in document_of}
+        docs_b = {document_of[t] for t in original[row][mask & (types == 1)] if t in document_of}
+        assert len(docs_a) == 1 and len(docs_b) == 1, (docs_a, docs_b)
+        is_random_next = batch["next_sentence_labels"][row] == 1
+        assert (docs_a != docs_b) == is_random_next, (docs_a, docs_b, is_random_next)
+        labels[int(is_random_next)] += 1
+        documents |= docs_a
+    return labels, documents

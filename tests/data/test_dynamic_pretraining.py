@@ -1,0 +1,96 @@
+"""Dynamic pipeline: statistics, whole words, documents, equivalence with static, resuming."""
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+import pretraining_stats
+from conftest import HELDOUT, VOCAB
+from bert_tf.data import document_reader
+from bert_tf.data.dynamic_pretraining import dynamic_pretraining_dataset
+
+
+def _dataset(path=HELDOUT, batch_size=128, seq_length=128, max_predictions=20, **kwargs):
+    kwargs.setdefault("shuffle_buffer_size", 100)
+    kwargs.setdefault("seed", 1)
+    return dynamic_pretraining_dataset(path, VOCAB, True, batch_size, seq_length, max_predictions, **kwargs)
+
+
+@pytest.fixture(scope="module")
+def dynamic_batch():
+    """1,024 examples from the held-out corpus (seq 128, 20 predictions)."""
+    return pretraining_stats.concat(list(_dataset().take(8).as_numpy_iterator()))
+
+
+def test_dynamic_structure_and_statistics(dynamic_batch):
+    pretraining_stats.check_structure(dynamic_batch, 128, 20)
+    stats = pretraining_stats.statistics(dynamic_batch)
+    assert stats["num_examples"] == 1024 and stats["ids_in_vocab"]
+    # Selection is ceil(15% of non-special pieces), capped at 20. Shares: binomial sd < 0.004 over ~18k.
+    assert 0.145 < stats["masked_fraction"] < 0.165, stats
+    assert abs(stats["mask_share"] - 0.8) < 0.015 and abs(stats["random_share"] - 0.1) < 0.012, stats
+    assert abs(stats["keep_share"] - 0.1) < 0.012, stats
+    # 50% plus one-sentence chunks, minus partners from the same document (forced IsNext); sd 0.016.
+    assert 0.45 < stats["next_sentence_fraction"] < 0.6, stats
+
+
+def test_dynamic_matches_static(dynamic_batch, static_batch):
+    dynamic, static = pretraining_stats.statistics(dynamic_batch), pretraining_stats.statistics(static_batch)
+    for key, tolerance in (("masked_fraction", 0.01), ("mask_share", 0.02), ("random_share", 0.015),
+                           ("keep_share", 0.015), ("next_sentence_fraction", 0.08)):
+        assert abs(dynamic[key] - static[key]) < tolerance, (key, dynamic[key], static[key])
+    assert abs(dynamic["mean_length"] / static["mean_length"] - 1) < 0.1, (dynamic, static)
+
+
+def test_dynamic_whole_word_masking(vocab):
+    batch = pretraining_stats.concat(list(_dataset(whole_word_mask=True).take(2).as_numpy_iterator()))
+    pretraining_stats.check_structure(batch, 128, 20)
+    assert pretraining_stats.check_whole_words(batch, vocab) > 25
+    assert 0.135 < pretraining_stats.statistics(batch)["masked_fraction"] < 0.165
+
+
+def test_dynamic_next_sentence_from_other_document(tmp_path):
+    document_of = pretraining_stats.write_document_corpus(tmp_path / "docs.txt", VOCAB)
+    batch = pretraining_stats.concat(list(_dataset(str(tmp_path / "docs.txt"), 64, 48, 8).take(4)))
+    pretraining_stats.check_structure(batch, 48, 8)
+    labels, documents = pretraining_stats.check_documents(batch, document_of)
+    assert min(labels) > 0.25 * sum(labels) and len(documents) == 40
+
+
+def test_dynamic_input_context_shards_documents(tmp_path):
+    document_of = pretraining_stats.write_document_corpus(tmp_path / "docs.txt", VOCAB)
+    documents = []
+    for pipeline_id in range(2):
+        context = tf.distribute.InputContext(num_input_pipelines=2, input_pipeline_id=pipeline_id,
+                                             num_replicas_in_sync=2)
+        batch = pretraining_stats.concat(list(
+            _dataset(str(tmp_path / "docs.txt"), 32, 48, 8, input_context=context, use_next_sentence=False).take(4)))
+        assert batch["input_word_ids"].shape == (64, 48)  # 4 batches of the per-replica 16.
+        original = pretraining_stats.originals(batch)
+        documents.append({document_of[t] for t in original.ravel() if t in document_of})
+    # Pipeline i reads only documents with key % 2 == i (the shuffle buffer decides which of them come first).
+    assert documents[0] <= set(range(0, 40, 2)) and documents[1] <= set(range(1, 40, 2))
+    assert min(len(documents[0]), len(documents[1])) >= 10
+
+
+def test_dynamic_deterministic_and_skip():
+    def batches(seed=1, skip=0):
+        dataset = _dataset(batch_size=16, seed=seed, skip_batches=skip, shuffle_buffer_size=20)
+        return np.stack([b["input_word_ids"] for b in dataset.take(4 - skip)])
+
+    # A separate pipeline that skips 2 batches yields exactly batches 2 and 3: same seed, same order.
+    full = batches()
+    np.testing.assert_array_equal(full[2:], batches(skip=2))
+    assert not np.array_equal(full, batches(seed=2))
+
+
+def test_dynamic_mlm_only():
+    batch = pretraining_stats.concat(list(_dataset(batch_size=64, use_next_sentence=False).take(2)))
+    pretraining_stats.check_structure(batch, 128, 20, use_next_sentence=False)
+    assert not batch["next_sentence_labels"].any()
+    assert 0.145 < pretraining_stats.statistics(batch)["masked_fraction"] < 0.165
+
+
+def test_dynamic_missing_files():
+    with pytest.raises(document_reader.InputError, match="matches no file"):
+        _dataset("/nonexistent/corpus-*.txt")
