@@ -10,15 +10,13 @@ conlleval's entity-level F1. A rerun resumes from the newest checkpoint in --out
 """
 
 import os
-import sys
 
 from absl import app, flags, logging
 
 from bert_tf.checkpoints.model_dir import read_model_info
 from bert_tf.tasks import conll
 from bert_tf.tasks.adapters import tagger_adapter
-from bert_tf.tasks.finetune_flags import define_finetune_flags, finetune_config_from_flags
-from bert_tf.tasks.finetuning import run_finetuning
+from bert_tf.tasks.finetune_flags import define_finetune_flags, run_main
 from bert_tf.tasks.table_reader import DataError
 from bert_tf.tokenization.bert_tokenizer import BertTokenizer
 
@@ -50,41 +48,34 @@ def _label_names(config):
     return None
 
 
+def _build_adapter(config):
+    tokenizer = BertTokenizer(config.vocab(), lower_case=config.do_lower_case)
+    train = dev = test = None
+    names = _label_names(config)
+    if FLAGS.do_train or names is None:
+        train = conll.read_conll(_path(FLAGS.train_file, "train"), FLAGS.label_column)
+    if FLAGS.dev_fraction > 0:
+        train, dev = conll.split_sentences(train, FLAGS.dev_fraction, seed=config.seed)
+    elif FLAGS.do_eval:
+        dev = conll.read_conll(_path(FLAGS.dev_file, "dev"), FLAGS.label_column)
+    if FLAGS.do_predict:
+        test = conll.read_conll(_path(FLAGS.test_file, "test"), FLAGS.label_column)
+    names = names or conll.label_names_of(train)
+
+    def featurize(sentences):
+        if sentences is None:
+            return None
+        return sentences, conll.convert_sentences_to_features(
+            sentences, tokenizer, names, config.max_seq_length)
+
+    return tagger_adapter(names, featurize(train) if FLAGS.do_train else None,
+                          featurize(dev), featurize(test), config.eval_batch_size,
+                          config.seed)
+
+
 def main(argv):
     del argv
-    config = finetune_config_from_flags(FLAGS)
-    try:
-        tokenizer = BertTokenizer(config.vocab(), lower_case=config.do_lower_case)
-        train = dev = test = None
-        names = _label_names(config)
-        if FLAGS.do_train or names is None:
-            train = conll.read_conll(_path(FLAGS.train_file, "train"), FLAGS.label_column)
-        if FLAGS.dev_fraction > 0:
-            train, dev = conll.split_sentences(train, FLAGS.dev_fraction, seed=config.seed)
-        elif FLAGS.do_eval:
-            dev = conll.read_conll(_path(FLAGS.dev_file, "dev"), FLAGS.label_column)
-        if FLAGS.do_predict:
-            test = conll.read_conll(_path(FLAGS.test_file, "test"), FLAGS.label_column)
-        names = names or conll.label_names_of(train)
-
-        def featurize(sentences):
-            if sentences is None:
-                return None
-            return sentences, conll.convert_sentences_to_features(
-                sentences, tokenizer, names, config.max_seq_length)
-
-        adapter = tagger_adapter(names, featurize(train) if FLAGS.do_train else None,
-                                 featurize(dev), featurize(test), config.eval_batch_size,
-                                 config.seed)
-        result = run_finetuning(adapter, config, FLAGS.do_train, FLAGS.do_eval, FLAGS.do_predict)
-    except (DataError, ValueError, FileNotFoundError) as error:
-        logging.error("%s", error)
-        sys.exit(f"run_ner: {error}")
-    for entry in result["history"]:
-        print(f"epoch {entry['epoch']} step {entry['step']} {entry['train_seconds']:.0f}s "
-              f"{entry.get('metrics', {})}")
-    if result["eval"]:
-        print("eval:", {k: round(v, 4) for k, v in result["eval"].items()})
+    run_main("run_ner", _build_adapter)
 
 
 if __name__ == "__main__":

@@ -1,16 +1,19 @@
-"""Flags shared by the fine-tuning entry points (google-research `run_classifier.py` names).
+"""Flags and `main` shared by the fine-tuning entry points (google-research flag names).
 
 Only `bert_tf/run_*.py` call `define_finetune_flags`; library code never reads FLAGS.
 """
 
 import dataclasses
 import os
+import sys
 
 import tensorflow as tf
-from absl import flags
+from absl import flags, logging
 
-from bert_tf.tasks.finetuning import FinetuneConfig
+from bert_tf.tasks.finetuning import FinetuneConfig, run_finetuning
+from bert_tf.tasks.table_reader import DataError
 from bert_tf.training.distribution import STRATEGIES
+from bert_tf.training.train_loop import NonFiniteLossError
 
 DTYPES = ("float32", "mixed_bfloat16", "mixed_float16")
 _HELP = {
@@ -69,3 +72,30 @@ def finetune_config_from_flags(values):
     with tf.io.gfile.GFile(os.path.join(config.output_dir, "flags.txt"), "w") as f:
         f.write(values.flags_into_string())
     return config
+
+
+def run_main(program, build_adapter):
+    """An entry point's `main`: flags → `build_adapter(config)` → `run_finetuning` → report.
+
+    User mistakes (bad data, bad flags, unwritable output, a NaN loss) exit with one clear
+    line instead of a stack trace.
+    """
+    values = flags.FLAGS
+    config = finetune_config_from_flags(values)
+    try:
+        adapter = build_adapter(config)
+        result = run_finetuning(adapter, config, values.do_train, values.do_eval,
+                                values.do_predict)
+    except (DataError, ValueError, FileNotFoundError, PermissionError,
+            NonFiniteLossError) as error:
+        logging.error("%s", error)
+        sys.exit(f"{program}: {error}")
+    for entry in result["history"]:
+        metrics = {k: round(v, 4) for k, v in entry.get("metrics", {}).items()}
+        print(f"epoch {entry['epoch']} step {entry['step']} {entry['train_seconds']:.0f}s "
+              f"{metrics}{' (best)' if entry.get('best') else ''}")
+    if result["eval"]:
+        print("eval:", {k: round(v, 4) for k, v in result["eval"].items()})
+    for path in result.get("predictions", []):
+        print("wrote", path)
+    return result

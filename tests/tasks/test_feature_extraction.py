@@ -1,0 +1,55 @@
+"""tools/extract_features.py's library: google-research JSONL from a real vocab and a tiny model."""
+
+import json
+import os
+
+import numpy as np
+import pytest
+
+from bert_tf.checkpoints.model_dir import write_model_dir
+from bert_tf.configs import BertConfig
+from bert_tf.models.bert_encoder import BertEncoder
+from bert_tf.tasks.feature_extraction import extract_features, read_input_lines
+from bert_tf.tasks.table_reader import DataError
+from bert_tf.tokenization.bert_preprocessor import BertPreprocessor
+
+
+@pytest.fixture(scope="module")
+def tiny_model_dir(minilm_hf_dir, tmp_path_factory):
+    config = BertConfig(vocab_size=30522, hidden_size=8, num_hidden_layers=4,
+                        num_attention_heads=2, intermediate_size=16)
+    encoder = BertEncoder(config)
+    model_dir = str(tmp_path_factory.mktemp("tiny_model"))
+    write_model_dir(model_dir, config, os.path.join(minilm_hf_dir, "vocab.txt"), encoder=encoder)
+    return model_dir
+
+
+def test_jsonl_matches_google_research_layout(tiny_model_dir, tmp_path):
+    source = tmp_path / "input.txt"
+    source.write_text("Hello, world!\nWho was Jim Henson? ||| Jim Henson was a puppeteer\n\n")
+    examples = read_input_lines(str(source))
+    assert examples[1] == ("Who was Jim Henson?", "Jim Henson was a puppeteer")
+    output = tmp_path / "features.jsonl"
+    assert extract_features(tiny_model_dir, examples, str(output), max_seq_length=16) == 2
+    lines = [json.loads(line) for line in output.read_text().splitlines()]
+    assert [line["linex_index"] for line in lines] == [0, 1]
+    first = lines[0]["features"]
+    assert [t["token"] for t in first] == ["[CLS]", "hello", ",", "world", "!", "[SEP]"]
+    assert [layer["index"] for layer in first[0]["layers"]] == [-1, -2, -3, -4]
+    assert len(first[0]["layers"][0]["values"]) == 8
+    pair_tokens = [t["token"] for t in lines[1]["features"]]
+    assert pair_tokens.count("[SEP]") == 2 and pair_tokens[-1] == "[SEP]"
+    # Values are the encoder's layer outputs, rounded to 6 decimals.
+    encoder = BertEncoder.from_pretrained(tiny_model_dir)
+    inputs = BertPreprocessor(os.path.join(tiny_model_dir, "vocab.txt"), seq_length=16)(
+        np.array(["Hello, world!"]))
+    hidden = encoder(inputs, training=False)["encoder_outputs"]
+    np.testing.assert_allclose(first[2]["layers"][1]["values"], hidden[-2][0, 2].numpy(),
+                               atol=1e-5)
+
+
+def test_empty_input_is_an_error(tmp_path):
+    source = tmp_path / "input.txt"
+    source.write_text("\n  \n")
+    with pytest.raises(DataError, match="no text lines"):
+        read_input_lines(str(source))
