@@ -12,9 +12,14 @@ Writes:
   tiny_hf_pretraining/ + tiny_hf_pretraining_reference.npz: a tiny random `BertForPreTraining`
     saved by `save_pretrained`, and its MLM / NSP logits.
 
-With `--check_export=DIR` it instead loads a folder written by bert_tf's
-`export_huggingface_checkpoint` of MiniLM with transformers and prints the max abs
-difference to the committed MiniLM fixture.
+With `--check_export=DIR` it instead loads, with transformers, a folder that bert_tf's
+`export_huggingface_checkpoint` wrote from the converted MiniLM (as `BertModel`) or from
+the converted tiny fixture (as `BertForPreTraining`), and prints the max abs differences
+to the committed fixtures:
+
+  python tools/convert_checkpoint.py --from=ours --to=huggingface --input=MODEL_DIR \
+      --output_dir=/tmp/exported
+  python tools/make_reference_fixtures.py --check_export=/tmp/exported
 """
 
 import argparse
@@ -118,11 +123,31 @@ def make_tiny_pretraining_fixture(output_dir):
 
 
 def check_export(folder, output_dir):
-    batch = dict(np.load(os.path.join(output_dir, "minilm_reference.npz")))
-    hidden, pooled = run_bert_model(folder, batch)
-    print("last_hidden_state max abs diff:",
-          float(np.abs(hidden - batch["last_hidden_state"]).max()))
-    print("pooler_output max abs diff:", float(np.abs(pooled - batch["pooler_output"]).max()))
+    """Loads a bert_tf export with transformers; prints key mismatches and output diffs."""
+    with open(os.path.join(folder, "config.json"), encoding="utf-8") as f:
+        pretraining = json.load(f)["architectures"] == ["BertForPreTraining"]
+    if not pretraining:  # an export of MiniLM
+        batch = dict(np.load(os.path.join(output_dir, "minilm_reference.npz")))
+        hidden, pooled = run_bert_model(folder, batch)
+        print("last_hidden_state max abs diff:",
+              float(np.abs(hidden - batch["last_hidden_state"]).max()))
+        print("pooler_output max abs diff:",
+              float(np.abs(pooled - batch["pooler_output"]).max()))
+        return
+    # An export of the tiny pretraining fixture, converted into bert_tf and back.
+    model, info = transformers.BertForPreTraining.from_pretrained(
+        folder, output_loading_info=True)
+    print("missing:", sorted(info["missing_keys"]), "unexpected:",
+          sorted(info["unexpected_keys"]))
+    batch = dict(np.load(os.path.join(output_dir, "tiny_hf_pretraining_reference.npz")))
+    with torch.no_grad():
+        outputs = model.eval()(**{name: torch.from_numpy(batch[name].astype(np.int64))
+                                  for name in ("input_ids", "attention_mask", "token_type_ids")})
+    mlm = np.take_along_axis(outputs.prediction_logits.numpy(),
+                             batch["masked_lm_positions"][..., None].astype(np.int64), axis=1)
+    print("mlm_logits max abs diff:", float(np.abs(mlm - batch["mlm_logits"]).max()))
+    print("nsp_logits max abs diff:",
+          float(np.abs(outputs.seq_relationship_logits.numpy() - batch["nsp_logits"]).max()))
 
 
 def main():
