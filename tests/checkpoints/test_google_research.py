@@ -69,11 +69,10 @@ def write_tf1_checkpoint(tensors, prefix, slots=()):
             return saver.save(session, prefix, write_meta_graph=False)
 
 
-def _google_research_config(hf_dir, path, **changes):
+def _google_research_config(hf_dir, path):
     """The HF config as a google-research bert_config.json (their keys only)."""
     config = BertConfig.from_json_file(os.path.join(hf_dir, "config.json")).to_dict()
     del config["layer_norm_eps"]  # not a google-research key; their LayerNorm used 1e-12
-    config.update(changes)
     with open(path, "w") as f:
         json.dump(config, f)
     return str(path)
@@ -98,7 +97,7 @@ def test_minilm_round_trip_through_tf1(minilm_hf_dir, minilm_reference, tmp_path
 
 @pytest.fixture
 def tiny_tf1(tiny_hf_dir, tmp_path):
-    """The tiny HF pretraining checkpoint as TF1 (prefix, bert_config.json, vocab)."""
+    """The tiny HF pretraining tensors under TF1 names, and its bert_config.json."""
     tensors = tf1_names(load_file(os.path.join(tiny_hf_dir, "model.safetensors")))
     return tensors, _google_research_config(tiny_hf_dir, tmp_path / "bert_config.json")
 
