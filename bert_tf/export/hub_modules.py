@@ -1,0 +1,133 @@
+"""SavedModels with TF Hub's BERT interfaces: a preprocessor and a reusable encoder.
+
+Users of `hub.KerasLayer` / `keras.layers.TFSMLayer` swap these in for TF Hub's
+`bert_*_preprocess` and `bert_*` models:
+
+    preprocess = tf.saved_model.load(preprocessor_path)  # needs `import tensorflow_text`
+    inputs = preprocess(tf.constant(["hello world"]))     # seq_length 128
+    tokens = [preprocess.tokenize(a), preprocess.tokenize(b)]
+    inputs = preprocess.bert_pack_inputs(tokens, seq_length=64)
+    encoder = tf.saved_model.load(encoder_path)
+    outputs = encoder(inputs)  # pooled_output, sequence_output, encoder_outputs (list)
+"""
+
+import tensorflow as tf
+
+from bert_tf.models.bert_encoder import ENCODER_INPUTS
+from bert_tf.tokenization.bert_preprocessor import BertPreprocessor
+
+_STRINGS = tf.TensorSpec([None], tf.string)
+_WORDS = tf.RaggedTensorSpec([None, None, None], tf.int32, ragged_rank=2)
+# bert_pack_inputs is traced for these segment counts (TF Hub's preprocessors take 1 or 2) and
+# sequence lengths (plus the default): BertPreprocessor takes seq_length as a Python int only.
+_SEGMENT_COUNTS = (1, 2)
+_PACK_SEQ_LENGTHS = (128, 512)
+
+
+def _encoder_input_specs():
+    return {name: tf.TensorSpec([None, None], tf.int32, name=name) for name in ENCODER_INPUTS}
+
+
+class _Tokenize(tf.Module):
+    """`preprocessor.tokenize(strings)` plus TF Hub's `.get_special_tokens_dict()`."""
+
+    def __init__(self, tokenizer):
+        super().__init__()
+        self._tokenizer = tokenizer
+
+    @tf.function(input_signature=[_STRINGS], autograph=False)
+    def __call__(self, strings):
+        return self._tokenizer.tokenize(strings)
+
+    @tf.function(input_signature=[], autograph=False)
+    def get_special_tokens_dict(self):
+        t = self._tokenizer
+        return {"vocab_size": tf.constant(t.vocab_size), "padding_id": tf.constant(t.pad_id),
+                "start_of_sequence_id": tf.constant(t.cls_id),
+                "end_of_segment_id": tf.constant(t.sep_id), "mask_id": tf.constant(t.mask_id)}
+
+
+class PreprocessorModule(tf.Module):
+    """TF Hub `bert_*_preprocess` interface over `BertPreprocessor`.
+
+    Callable on a string batch; `.tokenize(strings)` → ragged `[B, (words), (pieces)]`;
+    `.tokenize_with_offsets(strings)`; `.bert_pack_inputs(segments, seq_length=)` with one or
+    two segments from `.tokenize` and `seq_length` the default, 128 or 512;
+    the `serving_default` signature packs `text` for TF Serving.
+
+    Args:
+      vocab_file: the WordPiece vocab (saved as an asset).
+      lower_case: whether the tokenizer lower-cases.
+      seq_length: the default packed length.
+
+    Example:
+    >>> module = PreprocessorModule(vocab_file, seq_length=128)  # doctest: +SKIP
+    >>> tf.saved_model.save(module, path, signatures=module.signatures())  # doctest: +SKIP
+    """
+
+    def __init__(self, vocab_file, lower_case=True, seq_length=128):
+        super().__init__(name="bert_preprocess")
+        self._preprocessor = BertPreprocessor(vocab_file, lower_case=lower_case,
+                                              seq_length=seq_length)
+        self.vocab_file = tf.saved_model.Asset(vocab_file)
+        self.tokenize = _Tokenize(self._preprocessor.tokenizer)
+        self.seq_length = seq_length
+        tokenizer = self._preprocessor.tokenizer
+        self.tokenize_with_offsets = tf.function(tokenizer.tokenize_with_offsets,
+                                                 input_signature=[_STRINGS], autograph=False)
+        self.bert_pack_inputs = tf.function(self._pack, autograph=False)
+        for count in _SEGMENT_COUNTS:
+            # None: the default seq_length.
+            for length in (None, *sorted({seq_length, *_PACK_SEQ_LENGTHS})):
+                self.bert_pack_inputs.get_concrete_function([_WORDS] * count, seq_length=length)
+
+    @tf.function(input_signature=[_STRINGS], autograph=False)
+    def __call__(self, strings):
+        return self._preprocessor(strings)
+
+    def _pack(self, segments, seq_length=None):
+        return self._preprocessor.bert_pack_inputs(list(segments), seq_length=seq_length)
+
+    def signatures(self):
+        def serving_default(text):
+            return self._preprocessor(text)
+        return {"serving_default": tf.function(serving_default, autograph=False)
+                .get_concrete_function(tf.TensorSpec([None], tf.string, name="text"))}
+
+
+class HubEncoderModule(tf.Module):
+    """TF Hub BERT encoder interface (reusable SavedModel) over a `BertEncoder`.
+
+    `__call__(inputs, training=False)` takes the dict of int32 `[B, S]` encoder inputs and
+    returns `pooled_output`, `sequence_output` and the list `encoder_outputs`; the
+    `serving_default` signature (TF Serving, `keras.layers.TFSMLayer`) returns the same with
+    the list flattened to `encoder_outputs_0` ... `encoder_outputs_{L-1}`.
+    """
+
+    # The reusable SavedModel API that hub.KerasLayer reads: plain attributes, not properties.
+    variables = trainable_variables = regularization_losses = None
+
+    def __init__(self, encoder):
+        super().__init__(name="bert_encoder")
+        self._encoder = encoder
+        self.variables = list(encoder.variables)
+        self.trainable_variables = list(encoder.trainable_variables)
+        self.regularization_losses = []
+        for training in (False, True):
+            self.__call__.get_concrete_function(_encoder_input_specs(), training=training)
+
+    @tf.function(autograph=False)
+    def __call__(self, inputs, training=False):
+        outputs = self._encoder(inputs, training=training)
+        return {"pooled_output": outputs["pooled_output"],
+                "sequence_output": outputs["sequence_output"],
+                "encoder_outputs": list(outputs["encoder_outputs"])}
+
+    def signatures(self):
+        def serving_default(**inputs):
+            outputs = self.__call__(inputs)
+            flat = {f"encoder_outputs_{i}": layer
+                    for i, layer in enumerate(outputs.pop("encoder_outputs"))}
+            return dict(outputs, **flat)
+        return {"serving_default": tf.function(serving_default, autograph=False)
+                .get_concrete_function(**_encoder_input_specs())}

@@ -1,0 +1,137 @@
+"""The tf.Module behind an export: in-graph preprocessing, the model, two signatures.
+
+`serving_default` takes raw strings (`text`, or `text_a` + `text_b` for pair inputs) and
+tokenizes and packs them in-graph with `BertPreprocessor`; `serve_tokenized` takes the int32
+encoder inputs `input_word_ids`, `input_mask`, `input_type_ids` for clients that tokenize
+themselves. Subclasses (one per task) turn model outputs into named serving outputs.
+"""
+
+import functools
+
+import tensorflow as tf
+
+from bert_tf.models.bert_encoder import ENCODER_INPUTS
+from bert_tf.tokenization.bert_preprocessor import BertPreprocessor
+from bert_tf.tokenization.vocab import load_vocab
+
+SINGLE_TEXT = ("text",)
+PAIR_TEXT = ("text_a", "text_b")
+
+
+class BertServingModule(tf.Module):
+    """Base serving module: preprocessing + model + vocab asset.
+
+    Args:
+      task_model: a `TaskModel` from `load_task_model`.
+      seq_length: the packed sequence length of `serving_default`.
+      text_pair: take `text_a` + `text_b` instead of `text`.
+    """
+
+    # Rank of each tokenized input: [B, S]; multiple choice overrides with [B, C, S].
+    tokenized_rank = 2
+
+    def __init__(self, task_model, seq_length=128, text_pair=False):
+        super().__init__(name=f"bert_{task_model.task}")
+        max_length = task_model.encoder.config.max_position_embeddings
+        if not 2 < seq_length <= max_length:
+            raise ValueError(f"seq_length must be in 3..{max_length} (the model's "
+                             f"max_position_embeddings); received {seq_length}.")
+        self.model = task_model.model
+        self.preprocessor = BertPreprocessor(task_model.vocab_file, lower_case=task_model.lower_case,
+                                             seq_length=seq_length)
+        # The vocab travels with the SavedModel (assets/vocab.txt) and survives a re-save.
+        self.vocab_file = tf.saved_model.Asset(task_model.vocab_file)
+        self.text_inputs = PAIR_TEXT if text_pair else SINGLE_TEXT
+        self.label_names = task_model.label_names
+        self.seq_length = seq_length
+
+    def pack(self, texts):
+        """Packs a dict of string tensors `[B]` into the encoder inputs `[B, seq_length]`."""
+        if self.text_inputs == SINGLE_TEXT:
+            return self.preprocessor(texts["text"])
+        return self.preprocessor((texts["text_a"], texts["text_b"]))
+
+    def tokenized_outputs(self, inputs):
+        """Serving outputs from the encoder inputs; every task defines this."""
+        raise NotImplementedError
+
+    def text_outputs(self, texts):
+        """Serving outputs from raw strings; tasks with text outputs extend this."""
+        return self.tokenized_outputs(self.pack(texts))
+
+    def text_specs(self):
+        return {name: tf.TensorSpec([None], tf.string, name=name) for name in self.text_inputs}
+
+    def signatures(self):
+        """The `{name: concrete function}` dict to pass to `tf.saved_model.save`."""
+        def serving_default(**texts):
+            return self.text_outputs(texts)
+
+        def serve_tokenized(**inputs):
+            return self.tokenized_outputs(inputs)
+
+        tokenized_specs = {name: tf.TensorSpec([None] * self.tokenized_rank, tf.int32, name=name)
+                           for name in ENCODER_INPUTS}
+        # No autograph: nothing branches on tensor values, and tracing is faster without it.
+        trace = functools.partial(tf.function, autograph=False)
+        return {
+            "serving_default": trace(serving_default).get_concrete_function(**self.text_specs()),
+            "serve_tokenized": trace(serve_tokenized).get_concrete_function(**tokenized_specs),
+        }
+
+
+class EncoderServing(BertServingModule):
+    """Encoder outputs: `pooled_output [B, H]`, `sequence_output [B, S, H]`, `input_mask`."""
+
+    def tokenized_outputs(self, inputs):
+        outputs = self.model(inputs, training=False)
+        return {"pooled_output": outputs["pooled_output"],
+                "sequence_output": outputs["sequence_output"],
+                "input_mask": inputs["input_mask"]}
+
+
+class ClassifierServing(BertServingModule):
+    """`logits` and `probabilities [B, C]`, `label` (string `[B]`, from the label names)."""
+
+    def tokenized_outputs(self, inputs):
+        logits = self.model(inputs, training=False)
+        if len(self.label_names) == 1:  # A regressor: the logit is the prediction.
+            return {"logits": logits}
+        return {"logits": logits,
+                "probabilities": tf.nn.softmax(logits, axis=-1),
+                "label": tf.gather(tf.constant(self.label_names), tf.argmax(logits, axis=-1))}
+
+
+class PretrainerServing(BertServingModule):
+    """Fills in the `[MASK]` tokens of the input and scores next-sentence prediction.
+
+    Outputs: `masked_lm_positions` int32 `[B, P]` (positions of [MASK] in the packed input, P the
+    most masks of any example, padded with 0), `masked_lm_weights` float32 `[B, P]` (1 at real
+    positions), `masked_lm_ids` int32 `[B, P]` and `masked_lm_tokens` string `[B, P]` (the
+    predicted token, "" at padding), and with an NSP head `nsp_probabilities [B, 2]`
+    (index 0: text_b follows text_a, as in google-research `next_sentence_labels`).
+    """
+
+    def __init__(self, task_model, seq_length=128, text_pair=True):
+        super().__init__(task_model, seq_length, text_pair)
+        self.vocab_tokens = load_vocab(task_model.vocab_file)
+
+    def tokenized_outputs(self, inputs):
+        word_ids = inputs["input_word_ids"]
+        is_mask = tf.equal(word_ids, self.preprocessor.tokenizer.mask_id)
+        positions = tf.broadcast_to(tf.range(tf.shape(word_ids)[1]), tf.shape(word_ids))
+        positions = tf.ragged.boolean_mask(positions, is_mask)
+        weights = tf.ones_like(positions, tf.float32).to_tensor()
+        positions = positions.to_tensor()
+        outputs = self.model(dict(inputs, masked_lm_positions=positions), training=False)
+        predicted = tf.argmax(outputs["mlm_logits"], axis=-1, output_type=tf.int32)
+        tokens = tf.gather(tf.constant(self.vocab_tokens), predicted)
+        serving = {
+            "masked_lm_positions": positions,
+            "masked_lm_weights": weights,
+            "masked_lm_ids": predicted,
+            "masked_lm_tokens": tf.where(weights > 0, tokens, ""),
+        }
+        if "nsp_logits" in outputs:
+            serving["nsp_probabilities"] = tf.nn.softmax(outputs["nsp_logits"], axis=-1)
+        return serving
