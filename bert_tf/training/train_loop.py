@@ -102,6 +102,8 @@ class Trainer:
         step = ReplicaTrainStep(model, loss_fn, optimizer, gradient_accumulation_steps)
         self._replica_train = tf.function(step, jit_compile=True) if jit_compile else step
         self._replica_eval = replica_eval_step(model, loss_fn)
+        # The loop calls one traced step function twice (first step, loop body): one trace.
+        self._step_fn = tf.function(self._step)
         self.loop_fn = tf.function(self._loop)
         self.eval_fn = tf.function(self._eval)
 
@@ -109,8 +111,12 @@ class Trainer:
         return tf.nest.map_structure(
             lambda v: self.strategy.reduce(tf.distribute.ReduceOp.SUM, v, axis=None), values)
 
+    def _step(self, batch):
+        return self._reduce(self.strategy.run(self._replica_train, (batch,)))
+
     def _loop(self, iterator, num_steps):
-        loss, metrics = self._reduce(self.strategy.run(self._replica_train, (next(iterator),)))
+        # The first step runs before the loop so that the metric sums have their structure.
+        loss, metrics = self._step_fn(next(iterator))
         self.step.assign_add(1)
         total, bad_step = loss, tf.where(tf.math.is_finite(loss), tf.constant(-1, tf.int64),
                                          self.step)
@@ -118,8 +124,7 @@ class Trainer:
         for _ in tf.range(1, num_steps):
             if bad_step >= 0:
                 break
-            loss, step_metrics = self._reduce(
-                self.strategy.run(self._replica_train, (next(iterator),)))
+            loss, step_metrics = self._step_fn(next(iterator))
             self.step.assign_add(1)
             bad_step = tf.where(tf.math.is_finite(loss), bad_step, self.step)
             total += loss

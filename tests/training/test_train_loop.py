@@ -1,0 +1,97 @@
+"""The generic loop: replicas, accumulation, NaN stop, eval (resume: tests/integration)."""
+
+import keras
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from bert_tf.training.distribution import get_strategy
+from bert_tf.training.optimization import create_optimizer
+from bert_tf.training.pretraining import build_pretrainer, pretraining_loss_fn
+from bert_tf.training.train_loop import NonFiniteLossError, Trainer, run_training
+from conftest import dataset_fn
+
+GLOBAL_BATCH = 8
+
+
+def _trainer(strategy, config, weights, optimizer_fn, accumulation=1):
+    with strategy.scope():
+        model = build_pretrainer(config)
+        model.set_weights(weights)
+        optimizer = optimizer_fn()
+    loss_fn = pretraining_loss_fn(GLOBAL_BATCH)
+    return Trainer(strategy, model, loss_fn, optimizer, accumulation), model
+
+
+def _train(trainer, model, output_dir, steps, **kwargs):
+    losses = []
+    result = run_training(trainer, dataset_fn(GLOBAL_BATCH), GLOBAL_BATCH, steps, str(output_dir),
+                          model.checkpoint_items(), progress_fn=lambda p: losses.append(p.loss),
+                          **kwargs)
+    return result, losses
+
+
+@pytest.fixture
+def initial_weights(tiny_config):
+    return build_pretrainer(tiny_config).get_weights()
+
+
+def test_mirrored_matches_one_device_at_the_same_global_batch(tiny_config, initial_weights, tmp_path):
+    adamw = lambda: create_optimizer("adamw", 1e-2, num_train_steps=4, num_warmup_steps=1, clip_norm=0.5)
+    runs = {}
+    for name in ("one_device", "mirrored"):
+        trainer, model = _trainer(get_strategy(name), tiny_config, initial_weights, adamw)
+        result, losses = _train(trainer, model, tmp_path / name, 4, save_checkpoints_steps=4)
+        runs[name] = (losses, model.get_weights(), result)
+    assert runs["mirrored"][2].checkpoint.endswith("ckpt-4")
+    np.testing.assert_allclose(runs["mirrored"][0], runs["one_device"][0], atol=1e-4)
+    assert max(np.abs(a - b).max() for a, b in zip(runs["one_device"][1], initial_weights)) > 1e-3
+    for mirrored, single in zip(runs["mirrored"][1], runs["one_device"][1]):
+        np.testing.assert_allclose(mirrored, single, atol=1e-4)
+
+
+def test_gradient_accumulation_equals_one_larger_batch(tiny_config, initial_weights, tmp_path):
+    sgd = lambda: keras.optimizers.SGD(learning_rate=0.5)
+    weights = {}
+    for k in (1, 4):
+        trainer, model = _trainer(get_strategy("one_device"), tiny_config, initial_weights, sgd, k)
+        _train(trainer, model, tmp_path / f"k{k}", 2, steps_per_loop=2)
+        weights[k] = model.get_weights()
+    moved = max(np.abs(a - b).max() for a, b in zip(weights[1], initial_weights))
+    assert moved > 1e-3
+    for accumulated, single in zip(weights[4], weights[1]):
+        np.testing.assert_allclose(accumulated, single, atol=1e-5)
+
+
+def test_nan_loss_stops_naming_the_step_and_keeps_the_last_checkpoint(tiny_config, initial_weights, tmp_path):
+    adamw = lambda: create_optimizer("adamw", 1e-3, num_train_steps=10, num_warmup_steps=1)
+    trainer, model = _trainer(get_strategy("one_device"), tiny_config, initial_weights, adamw)
+    clean = dataset_fn(GLOBAL_BATCH)
+
+    def poisoned(context, skip_batches=0):
+        # Batch index 3 (step 4) carries a NaN weight, so its loss is NaN.
+        def poison(index, batch):
+            bad = tf.where(index == 3, np.nan, 1.0)
+            return dict(batch, masked_lm_weights=batch["masked_lm_weights"] * bad)
+        return clean(context).enumerate().map(poison).skip(skip_batches)
+
+    with pytest.raises(NonFiniteLossError, match="step 4") as error:
+        run_training(trainer, poisoned, GLOBAL_BATCH, 10, str(tmp_path), model.checkpoint_items(),
+                     steps_per_loop=5, save_checkpoints_steps=2)
+    assert error.value.checkpoint.endswith("ckpt-2")
+    assert tf.train.latest_checkpoint(str(tmp_path)).endswith("ckpt-2")
+
+
+def test_batch_that_does_not_split_over_replicas_is_refused(tiny_config, initial_weights, tmp_path):
+    trainer, model = _trainer(get_strategy("mirrored"), tiny_config, initial_weights,
+                              lambda: keras.optimizers.SGD(0.1), accumulation=3)
+    with pytest.raises(ValueError, match="global batch size 8 .* 2 replica.* 3 gradient"):
+        run_training(trainer, dataset_fn(8), 8, 2, str(tmp_path), model.checkpoint_items())
+
+
+def test_evaluate_reports_metric_ratios(tiny_config, initial_weights):
+    trainer, _ = _trainer(get_strategy("one_device"), tiny_config, initial_weights,
+                          lambda: keras.optimizers.SGD(0.1))
+    metrics = trainer.evaluate(lambda ctx: dataset_fn(4)(ctx).take(3))
+    assert set(metrics) == {"mlm_accuracy", "mlm_loss", "nsp_accuracy", "nsp_loss"}
+    assert 0 <= metrics["mlm_accuracy"] <= 1 and metrics["nsp_loss"] == pytest.approx(np.log(2), abs=0.05)
