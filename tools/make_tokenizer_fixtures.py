@@ -62,11 +62,17 @@ PAIR_TEXTS = [
 ]
 
 
-def read_lines(pattern, encoding):
+def read_lines(pattern):
+    """Non-blank lines of the files; a file that is not UTF-8 is read as Latin-1 (some BBC ones)."""
     lines = []
     for path in sorted(glob.glob(pattern)):
-        with open(path, encoding=encoding, errors="replace") as f:
-            lines.extend(line.strip() for line in f if line.strip())
+        with open(path, "rb") as f:
+            data = f.read()
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError:
+            text = data.decode("latin-1")
+        lines.extend(line.strip() for line in text.splitlines() if line.strip())
     return lines
 
 
@@ -126,9 +132,9 @@ def main():
     parser.add_argument("--num_cased_lines", type=int, default=1000)
     args = parser.parse_args()
     rng = random.Random(12345)
-    bbc = [line for line in read_lines(os.path.join(args.bbc_dir, "*", "*.txt"), "utf-8")
+    bbc = [line for line in read_lines(os.path.join(args.bbc_dir, "*", "*.txt"))
            if len(line) <= args.max_line_chars]
-    licenses = read_lines(os.path.join(args.licenses_dir, "*"), "utf-8")
+    licenses = read_lines(os.path.join(args.licenses_dir, "*"))
     # Edge cases first, so that the cased reference covers them all.
     cases = (EDGE_CASES + rng.sample(bbc, args.num_bbc_lines)
              + rng.sample(licenses, args.num_license_lines))

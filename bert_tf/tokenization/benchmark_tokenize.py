@@ -17,15 +17,19 @@ def _batches(lines, batch_size):
     return [lines[i:i + batch_size] for i in range(0, len(lines) - batch_size + 1, batch_size)]
 
 
-def _median_seconds(run, batches, repeats):
-    run(batches[0])  # Warm up (traces tf.functions).
-    times = []
+def _median_seconds(runners, batches, repeats):
+    """Median wall time of one pass over `batches`, per runner; runners alternate, so that load
+    from other processes hits them alike."""
+    for run in runners.values():
+        run(batches[0])  # Warm up (traces tf.functions).
+    times = {name: [] for name in runners}
     for _ in range(repeats):
-        start = time.perf_counter()
-        for batch in batches:
-            run(batch)
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
+        for name, run in runners.items():
+            start = time.perf_counter()
+            for batch in batches:
+                run(batch)
+            times[name].append(time.perf_counter() - start)
+    return {name: statistics.median(t) for name, t in times.items()}
 
 
 def _tf_runner(tokenize):
@@ -37,7 +41,7 @@ def _tf_runner(tokenize):
     return run
 
 
-def benchmark_tokenize(vocab_file, lines, batch_sizes=(1, 64, 1024), lower_case=True, repeats=3,
+def benchmark_tokenize(vocab_file, lines, batch_sizes=(1, 64, 1024), lower_case=True, repeats=5,
                        max_lines=8192):
     """Measures lines/s and wordpieces/s, batched, for each tokenizer available.
 
@@ -76,7 +80,7 @@ def benchmark_tokenize(vocab_file, lines, batch_sizes=(1, 64, 1024), lower_case=
         batches = _batches(lines[:limit], batch_size)
         used = [line for batch in batches for line in batch]
         pieces = int(tf.size(ours.tokenize(tf.constant(used)).flat_values))
-        seconds = {name: _median_seconds(run, batches, repeats) for name, run in runners.items()}
+        seconds = _median_seconds(runners, batches, repeats)
         for name, s in seconds.items():
             rows.append(dict(
                 tokenizer=name, batch_size=batch_size, lines=len(used), seconds=s,

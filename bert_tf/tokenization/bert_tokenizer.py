@@ -14,6 +14,14 @@ from bert_tf.tokenization import vocab as vocab_lib
 _MAX_BYTES_PER_WORD = 4 * normalization.MAX_CHARS_PER_WORD
 
 
+def _as_batch(strings):
+    strings = tf.convert_to_tensor(strings, tf.string)
+    if strings.shape.rank is not None and strings.shape.rank != 1:
+        raise ValueError(f"BertTokenizer takes a 1-D tf.string tensor [batch]; got shape "
+                         f"{strings.shape}. Batch scalars with tf.expand_dims or ds.batch().")
+    return strings
+
+
 @keras.saving.register_keras_serializable(package="bert_tf")
 class BertTokenizer(keras.layers.Layer):
     """Splits text into WordPiece ids exactly as Hugging Face's BertTokenizerFast does.
@@ -45,12 +53,10 @@ class BertTokenizer(keras.layers.Layer):
         self.pad_id, self.unk_id, self.cls_id = ids.pad_id, ids.unk_id, ids.cls_id
         self.sep_id, self.mask_id = ids.sep_id, ids.mask_id
         # Special tokens typed in the text reach WordPiece as placeholder words, appended to the
-        # vocab so that they map to ids >= vocab_size; `_finish` turns those into the real ids.
-        placeholders = normalization.placeholder_tokens(lower_case)
-        self._placeholder_ids = tf.constant(
-            [ids.pad_id, ids.unk_id, ids.cls_id, ids.sep_id, ids.mask_id], tf.int32)
-        self._unk_placeholder = placeholders[1]
-        pieces = vocab + placeholders
+        # vocab (ids >= vocab_size); `_id_map` maps those ids to the real ones.
+        pieces = vocab + normalization.placeholder_tokens(lower_case)
+        self._id_map = tf.constant(list(range(len(vocab))) + [
+            ids.pad_id, ids.unk_id, ids.cls_id, ids.sep_id, ids.mask_id], tf.int32)
         self._is_suffix = tf.constant([p.startswith("##") for p in pieces])
         self._num_chars = tf.constant(
             [len(p) - 2 if p.startswith("##") else len(p) for p in pieces], tf.int32)
@@ -62,17 +68,21 @@ class BertTokenizer(keras.layers.Layer):
 
     def tokenize(self, strings):
         """Tokenizes `strings` (tf.string `[B]`) into int32 ids, ragged `[B, (words), (pieces)]`."""
-        strings = normalization.to_valid_utf8(tf.convert_to_tensor(strings, tf.string))
+        strings = normalization.to_valid_utf8(_as_batch(strings))
         normalized = normalization.normalize(
             normalization.mark_special_tokens(strings), self.lower_case)
         pieces = self._wordpiece.tokenize(normalized)  # [B, (pieces)]
         # A word starts at every piece without the "##" prefix.
-        starts_word = tf.logical_not(tf.gather(self._is_suffix, pieces.flat_values))
-        words = tf.RaggedTensor.from_row_starts(
-            pieces.flat_values, tf.where(starts_word)[:, 0], validate=False)
-        words_per_line = tf.reduce_sum(
-            tf.cast(pieces.with_flat_values(starts_word), tf.int64), axis=1)
-        return self._finish(tf.RaggedTensor.from_row_lengths(words, words_per_line, validate=False))[0]
+        starts_word = tf.cast(tf.logical_not(tf.gather(self._is_suffix, pieces.flat_values)),
+                              tf.int64)
+        word = tf.cumsum(starts_word) - 1  # [pieces]
+        words_per_line = tf.math.unsorted_segment_sum(
+            starts_word, pieces.value_rowids(), pieces.nrows())
+        num_words = tf.reduce_sum(starts_word)
+        ids, word = self._finish(pieces.flat_values, word, num_words)
+        return tf.RaggedTensor.from_row_lengths(
+            tf.RaggedTensor.from_value_rowids(ids, word, num_words, validate=False),
+            words_per_line, validate=False)
 
     def tokenize_with_offsets(self, strings):
         """Like `tokenize`, plus int64 byte offsets `[B, (words), (pieces)]` into each input.
@@ -82,49 +92,54 @@ class BertTokenizer(keras.layers.Layer):
         words before normalising them and is slower than `tokenize`; the ids are the same.
         """
         words, raw, starts, ends = normalization.normalized_words(
-            tf.convert_to_tensor(strings, tf.string), self.lower_case)
-        ids, piece_starts, piece_ends = self._wordpiece.tokenize_with_offsets(words.flat_values)
-        # One row of `ids` per word: give its pieces input offsets.
-        word = ids.value_rowids()
+            _as_batch(strings), self.lower_case)
+        pieces, piece_starts, piece_ends = self._wordpiece.tokenize_with_offsets(
+            words.flat_values)  # One row per word.
+        word = pieces.value_rowids()
         exact = tf.gather(
             tf.strings.length(words.flat_values) == tf.strings.length(raw.flat_values), word)
         word_start = tf.gather(starts.flat_values, word)
         word_end = tf.gather(ends.flat_values, word)
         piece_starts = tf.where(exact, word_start + piece_starts.flat_values, word_start)
         piece_ends = tf.where(exact, word_start + piece_ends.flat_values, word_end)
-        return self._finish(words.with_flat_values(ids), piece_starts, piece_ends)
+        ids, word, piece_starts, piece_ends = self._finish(
+            pieces.flat_values, word, pieces.nrows(), piece_starts, piece_ends)
+        return tuple(words.with_flat_values(tf.RaggedTensor.from_value_rowids(
+            t, word, pieces.nrows(), validate=False)) for t in (ids, piece_starts, piece_ends))
 
-    def _finish(self, ids, *offsets):
+    def _finish(self, ids, word, num_words, *offsets):
         """Applies the reference's word limit and maps placeholder ids to special-token ids.
 
         Args:
-          ids: ragged `[B, (words), (pieces)]` ids in the placeholder-extended vocab.
-          *offsets: flat int64 `[pieces]` start and end offsets, or nothing.
+          ids: int32 `[pieces]` ids in the placeholder-extended vocab.
+          word: int64 `[pieces]` sorted index of each piece's word.
+          num_words: scalar, number of words.
+          *offsets: int64 `[pieces]` start and end offsets, or nothing.
 
         Returns:
-          `(ids, *offsets)` as ragged `[B, (words), (pieces)]`.
+          `(ids, word, *offsets)` with each word longer than MAX_CHARS_PER_WORD characters
+          reduced to one [UNK] piece spanning the word.
         """
-        pieces = ids.values  # [words, (pieces)]
-        flat = pieces.flat_values
-        word = pieces.value_rowids()
-        # A word longer than MAX_CHARS_PER_WORD characters becomes one [UNK] spanning the word.
-        num_chars = tf.math.segment_sum(tf.gather(self._num_chars, flat), word)
-        in_long_word = tf.gather(num_chars > normalization.MAX_CHARS_PER_WORD, word)
-        is_first = tf.range(tf.size(flat, tf.int64)) == tf.gather(pieces.row_starts(), word)
-        keep = tf.logical_or(tf.logical_not(in_long_word), is_first)
-        flat = tf.where(in_long_word, self.unk_id, flat)
-        flat = tf.where(flat >= self.vocab_size,
-                        tf.gather(self._placeholder_ids, tf.maximum(flat - self.vocab_size, 0)),
-                        flat)
-        if offsets:
-            last = tf.gather(pieces.row_limits() - 1, word)
-            starts, ends = offsets
-            offsets = (starts, tf.where(in_long_word, tf.gather(ends, last), ends))
-        nrows = pieces.nrows()
-        return tuple(
-            ids.with_values(tf.RaggedTensor.from_value_rowids(
-                tf.boolean_mask(t, keep), tf.boolean_mask(word, keep), nrows=nrows, validate=False))
-            for t in (flat, *offsets))
+        num_chars = tf.math.unsorted_segment_sum(tf.gather(self._num_chars, ids), word, num_words)
+        too_long = num_chars > normalization.MAX_CHARS_PER_WORD
+
+        def drop_long_words():
+            in_long_word = tf.gather(too_long, word)
+            # Keep the first piece of each long word, as [UNK], ending where the word ends.
+            is_first = tf.concat([[True], word[1:] != word[:-1]], axis=0)
+            keep = tf.logical_or(tf.logical_not(in_long_word), is_first)
+            kept = [tf.where(in_long_word, self.unk_id, ids), word]
+            if offsets:
+                starts, ends = offsets
+                is_last = tf.concat([word[1:] != word[:-1], [True]], axis=0)
+                word_end = tf.math.unsorted_segment_max(
+                    tf.where(is_last, ends, 0), word, num_words)
+                kept += [starts, tf.where(in_long_word, tf.gather(word_end, word), ends)]
+            return tuple(tf.boolean_mask(t, keep) for t in kept)
+
+        # Long words are rare: skip the filtering ops when there are none.
+        kept = tf.cond(tf.reduce_any(too_long), drop_long_words, lambda: (ids, word, *offsets))
+        return (tf.gather(self._id_map, kept[0]), *kept[1:])
 
     def build(self, input_shape):
         del input_shape  # Nothing to build: the vocab is read in __init__.

@@ -1,22 +1,23 @@
-"""In-graph BERT text normalisation and word splitting, matching the reference.
+"""In-graph BERT text normalisation and word splitting, identical to the reference.
 
-The reference is Hugging Face `BertTokenizerFast` (the `tokenizers` crate's
-    `BertNormalizer` + `BertPreTokenizer`), which reproduces google-research's
-`BasicTokenizer`. tensorflow-text's own normaliser (`FastBertNormalize`,
-    `case_fold_utf8`) differs from it, so this module does the steps with RE2 and
-ICU ops in the reference's order:
+The reference is Hugging Face `BertTokenizerFast` (the `tokenizers` crate's `BertNormalizer`,
+`BertPreTokenizer` and added-token matcher), which reproduces google-research's `BasicTokenizer`.
+tensorflow-text's own normalisers (`FastBertNormalize`, `case_fold_utf8`) differ from it: NFKC
+case folding maps "ß" -> "ss", "ﬁ" -> "fi", full-width "Ａ" -> "a" and a final "ς" -> "σ",
+where the reference uses per-character `to_lowercase` (Python's `str.lower()` minus the
+final-sigma rule); and they keep characters that the reference deletes. So the steps are done
+here with RE2 and ICU ops, in the reference's order:
 
-1. Special tokens typed in the raw text ("[CLS]", "[SEP]", ...) are kept whole,
-      as the reference's added-token matcher does before normalising.
-2. Words are split on whitespace (dropped), and on punctuation and CJK
-      ideographs (each kept as its own word). Splitting happens on the raw text so
-      byte offsets into the input come for free; a control character is not a
-      split point (the reference deletes it, joining the pieces around it).
-3. Each word is normalised: control, format, private-use and unassigned
-      characters and U+FFFD are deleted; with `lower_case`, accents are stripped
-      (NFD, then nonspacing marks dropped) and letters are lower-cased like
-      Python's `str.lower()` / Rust's `char::to_lowercase` (no NFKC case folding,
-          so "ß", "ﬁ" and full-width letters stay; every "Σ" becomes "σ").
+1. `to_valid_utf8`: invalid UTF-8 and NUL become U+0001 (deleted below), offsets unchanged.
+2. Special tokens typed in the raw text ("[CLS]", ...) are kept whole, as the reference matches
+   them before normalising: `mark_special_tokens` (whole strings) / `mark_special_words`.
+3. `normalize`: delete control (Cc, except \t \n \r), format (Cf), private-use (Co) characters
+   and U+FFFD (deletion joins the text around them: "wo\u200brld" -> "world"); with
+   `lower_case`, strip accents (NFD, drop nonspacing marks) and lower-case.
+4. Split on whitespace (dropped), punctuation (ASCII punctuation and symbols, Unicode P*) and
+   CJK ideographs (each its own word). `BertTokenizer.tokenize` leaves this to
+   FastWordpieceTokenizer's end-to-end mode, whose split is the reference's; `split_words`
+   does it with RE2 on the raw text, for byte offsets.
 """
 
 import tensorflow as tf
@@ -24,20 +25,19 @@ import tensorflow_text as text
 
 from bert_tf.tokenization import vocab as vocab_lib
 
-# Whitespace: the reference's `char::is_whitespace` minus the characters that
-# are Cc (deleted as controls before whitespace is looked at), i.e. \t \n \r
-# and Unicode separators (Zs, Zl, Zp).
+# Whitespace: the reference's `char::is_whitespace` minus the Cc characters (deleted as controls
+# before whitespace is looked at), i.e. \t \n \r and Unicode separators (Zs, Zl, Zp).
 _WHITESPACE = r"[\t\n\r\p{Z}]"
 # ASCII punctuation (incl. symbols such as $ + < = > ^ ` | ~) or Unicode P*.
 _PUNCTUATION = r"[!-/:-@\[-`{-~\p{P}]"
 # The reference's CJK Unified Ideograph blocks.
 _CJK = (r"[\x{4E00}-\x{9FFF}\x{3400}-\x{4DBF}\x{20000}-\x{2A6DF}"
-    r"\x{2A700}-\x{2B73F}\x{2B740}-\x{2B81F}\x{2B820}-\x{2CEAF}"
-    r"\x{F900}-\x{FAFF}\x{2F800}-\x{2FA1F}]")
-# Characters that become punctuation once accents are stripped (NFD minus
-    # nonspacing marks): GREEK VARIA -> "`", NOT EQUAL TO -> "=", NOT LESS-THAN ->
-# "<", NOT GREATER-THAN -> ">". The reference splits after normalising, so in
-# lower-case mode they split too. (Found by scanning all of Unicode.)
+        r"\x{2A700}-\x{2B73F}\x{2B740}-\x{2B81F}\x{2B820}-\x{2CEAF}"
+        r"\x{F900}-\x{FAFF}\x{2F800}-\x{2FA1F}]")
+# Characters that become punctuation once accents are stripped (NFD minus nonspacing marks):
+# GREEK VARIA -> "`", NOT EQUAL TO -> "=", NOT LESS-THAN -> "<", NOT GREATER-THAN -> ">". The
+# reference splits after normalising, so `split_words` (which splits before) must split them
+# in lower-case mode too. (Found by scanning all of Unicode.)
 _PUNCTUATION_AFTER_NFD = r"[\x{1FEF}\x{2260}\x{226E}\x{226F}]"
 # Everything the reference deletes: control (Cc) characters except \t \n \r, format (Cf),
 # private-use (Co) and surrogate (Cs) characters, and U+FFFD; unassigned code points (Cn) stay.
@@ -48,6 +48,8 @@ _DELETED = (r"[\x00-\x08\x0B\x0C\x0E-\x1F\x7F-\x9F\p{Cf}\p{Cs}\x{E002}-\x{F8FF}"
 _DELETED_OR_MARK = _DELETED + r"|\p{Mn}"
 
 _SPECIAL_NAMES = r"\[(PAD|UNK|CLS|SEP|MASK)\]"
+# Placeholder words for typed special tokens are PLACEHOLDER_START + name + U+E001.
+PLACEHOLDER_START = "\ue000"
 # Strings that `to_valid_utf8` can pass as they are: valid UTF-8 without NUL, U+E000, U+E001.
 _CLEAN_UTF8 = r"[\x01-\x{D7FF}\x{E002}-\x{10FFFF}]*"
 
@@ -85,7 +87,7 @@ def to_valid_utf8(strings):
 
 
 def mark_special_tokens(strings):
-    """Turns special tokens typed in raw text into one-word placeholders ("[CLS]" -> " \ue000CLS\ue001 ").
+    """Turns special tokens typed in raw text into placeholder words: "[CLS]" -> " \ue000CLS\ue001 ".
 
     The placeholders survive normalisation (lower-cased in lower-case mode) and are split off as
     words of their own; `placeholder_tokens` lists them for the WordPiece vocab.
@@ -96,15 +98,11 @@ def mark_special_tokens(strings):
 def placeholder_tokens(lower_case):
     """The words `mark_special_tokens` + `normalize` make of SPECIAL_TOKENS, in that order."""
     names = [t[1:-1] for t in vocab_lib.SPECIAL_TOKENS]
-    return ["\ue000%s\ue001" % (n.lower() if lower_case else n) for n in names]
+    return [f"{PLACEHOLDER_START}{n.lower() if lower_case else n}\ue001" for n in names]
 
 
 def normalize(strings, lower_case):
-    """Normalises whole strings (or words) as the reference does, before splitting.
-
-    Deletes control, format, private-use and unassigned characters and U+FFFD; with
-    `lower_case`, strips accents and lower-cases.
-    """
+    """Normalises strings (whole lines or words) as the reference does (step 3 above)."""
     if not lower_case:
         return tf.strings.regex_replace(strings, _DELETED, "")
     normalized = text.normalize_utf8(strings, "NFD")
@@ -116,16 +114,17 @@ def normalize(strings, lower_case):
 
 
 def split_words(strings, lower_case):
-    """Splits raw strings into reference "words".
+    """Splits raw strings into the reference's words, before normalisation.
 
     Args:
-        strings: tf.string `[B]`, valid UTF-8 (see `to_valid_utf8`).
-        lower_case: whether the tokenizer lower-cases (adds the characters that
-            turn into punctuation under accent stripping).
+      strings: tf.string `[B]`, from `to_valid_utf8`.
+      lower_case: whether words will be lower-cased (then also splits at
+        `_PUNCTUATION_AFTER_NFD`). Control characters are not split points: `normalize`
+        deletes them, joining their neighbours, as the reference does.
 
     Returns:
-        `(words, starts, ends)`: ragged `[B, (words)]` tf.string and int64 byte
-        offsets of each word in its input string.
+      `(words, starts, ends)`: ragged `[B, (words)]` tf.string and int64 byte offsets of each
+      word in its input string.
     """
     delim, keep = _split_patterns(lower_case)
     return text.regex_split_with_offsets(strings, delim, keep)

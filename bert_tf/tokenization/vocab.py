@@ -33,14 +33,14 @@ def load_vocab(vocab_file):
     """Reads a `vocab.txt` into a list of tokens (index = id).
 
     Args:
-        vocab_file: path of a UTF-8 file with one token per line.
+      vocab_file: path (local or any tf.io.gfile filesystem) of a UTF-8 file, one token per line.
 
     Returns:
-        The tokens, in file order, without line endings.
+      The tokens, in file order, without line endings.
 
     Raises:
-        VocabError: the file does not exist, is empty, has a blank or duplicate
-            token, or lacks one of [PAD] [UNK] [CLS] [SEP] [MASK].
+      VocabError: the file does not exist, is empty or not UTF-8, has a blank or duplicate
+        token, or lacks one of [PAD] [UNK] [CLS] [SEP] [MASK].
     """
     vocab_file = os.fspath(vocab_file)
     if not tf.io.gfile.exists(vocab_file) or tf.io.gfile.isdir(vocab_file):
@@ -60,8 +60,7 @@ def load_vocab(vocab_file):
     seen = {}
     for line_number, token in enumerate(tokens, start=1):
         if not token.strip():
-            raise VocabError(
-                f"Vocab file {vocab_file!r} line {line_number} is blank.")
+            raise VocabError(f"Vocab file {vocab_file!r} line {line_number} is blank.")
         if token in seen:
             raise VocabError(
                 f"Vocab file {vocab_file!r} line {line_number}: token {token!r} "

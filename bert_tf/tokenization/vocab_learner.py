@@ -3,7 +3,7 @@
 tensorflow-text's `bert_vocab_from_dataset` splits words with its own `BasicTokenizer`, whose
 NFKC case folding is not what `BertTokenizer` here does; so words are split and normalised by
 `normalization.normalized_words` (exactly what the tokenizer feeds WordPiece) and only the
-learning step of `wordpiece_tokenizer_learner_lib` are reused.
+learning step of `wordpiece_tokenizer_learner_lib` is reused.
 """
 
 import collections
@@ -48,7 +48,8 @@ def learn_vocab(lines, vocab_size, lower_case=True, num_unused=100, batch_size=1
     for batch in words.as_numpy_iterator():
         counts.update(batch)
     # Special tokens typed in the text arrive as placeholders; they are reserved anyway.
-    counts = {w.decode("utf-8"): c for w, c in counts.items() if not w.startswith(b"\xee\x80\x80")}
+    placeholder = normalization.PLACEHOLDER_START.encode("utf-8")
+    counts = {w.decode("utf-8"): c for w, c in counts.items() if not w.startswith(placeholder)}
     if not counts:
         raise ValueError("learn_vocab: the text holds no words to learn a vocab from.")
     return learner.learn(counts, vocab_size, reserved_tokens(num_unused), **learn_params)

@@ -93,3 +93,9 @@ def test_special_ids_and_config(uncased_tokenizer, minilm_vocab):
     assert clone.vocab_file == minilm_vocab and clone.lower_case
     line = tf.constant(["Tokenizers agree."])
     assert clone.tokenize(line).to_list() == t.tokenize(line).to_list()
+
+
+def test_non_batch_input_is_a_clear_error(uncased_tokenizer):
+    for bad in (tf.constant("one line"), tf.constant([["a", "b"]])):
+        with pytest.raises(ValueError, match="1-D tf.string tensor"):
+            uncased_tokenizer.tokenize(bad)
