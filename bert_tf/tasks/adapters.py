@@ -164,7 +164,7 @@ def tagger_adapter(label_names, train=None, dev=None, test=None, batch_size=32, 
         with tf.io.gfile.GFile(path, "w") as f:  # conlleval's input format
             for words, gold, guess in zip(sentences.words, sentences.tags,
                                           tags(model, sentences, features)):
-                f.writelines(f"{w} {g} {p}\n" for w, g, p in zip(words, gold, guess))
+                f.write("".join(f"{w} {g} {p}\n" for w, g, p in zip(words, gold, guess)))
                 f.write("\n")
         return [path]
 
@@ -195,7 +195,7 @@ def choice_adapter(preprocessor, train=None, dev=None, test=None, batch_size=32,
         path = os.path.join(output_dir, "test_predictions.csv")
         with tf.io.gfile.GFile(path, "w") as f:
             f.write("id,pred\n")
-            f.writelines(f"{i},{p}\n" for i, p in zip(test.ids, logits.argmax(-1)))
+            f.write("".join(f"{i},{p}\n" for i, p in zip(test.ids, logits.argmax(-1))))
         return [path]
 
     def train_batches(size, skip):

@@ -105,7 +105,7 @@ class TaskAdapter:
 
 def predict_outputs(model, dataset):
     """Runs `model` in inference mode over `dataset` (inputs, or (inputs, targets)) → numpy."""
-    forward = tf.function(lambda inputs: model(inputs, training=False))
+    forward = tf.function(lambda inputs: model(inputs, training=False), reduce_retracing=True)
     outputs = []
     for batch in dataset:
         inputs = batch[0] if isinstance(batch, tuple) else batch

@@ -146,7 +146,8 @@ def make_dataset(examples, preprocessor, batch_size, training=False, seed=0, ski
     (a resumed run skips what it already trained on).
     """
     texts = (examples.text_a,) if examples.text_b is None else (examples.text_a, examples.text_b)
-    elements = texts if examples.labels is None else (texts, examples.labels)
+    # One-element tuples so that map functions get the text tuple as one argument.
+    elements = (texts,) if examples.labels is None else (texts, examples.labels)
     dataset = tf.data.Dataset.from_tensor_slices(elements)
     if training:
         dataset = dataset.shuffle(len(examples), seed=seed, reshuffle_each_iteration=True)

@@ -58,9 +58,8 @@ def make_dataset(examples, preprocessor, batch_size, training=False, seed=0, ski
     """Batches of (encoder inputs `[B, C, S]`, labels `[B]`); tokenized in-graph."""
     num_choices = len(examples.choices[0])
     contexts = np.repeat(np.asarray(examples.contexts, object)[:, None], num_choices, axis=1)
-    elements = (contexts.astype(str), np.asarray(examples.choices, str))
-    if examples.labels is not None:
-        elements = (elements, examples.labels)
+    texts = (contexts.astype(str), np.asarray(examples.choices, str))
+    elements = (texts,) if examples.labels is None else (texts, examples.labels)
     dataset = tf.data.Dataset.from_tensor_slices(elements)
     if training:
         dataset = dataset.shuffle(len(examples), seed=seed, reshuffle_each_iteration=True)

@@ -1,0 +1,100 @@
+"""The real `run_classifier` entry point on GLUE-format files and a tiny model: train, eval,
+predict, kill mid-run and resume, and a bad-input run that exits with one clear line."""
+
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from bert_tf.checkpoints.model_dir import read_model_info, write_model_dir
+from bert_tf.configs import BertConfig
+from bert_tf.models.bert_encoder import BertEncoder
+
+HEADER = "Quality\t#1 ID\t#2 ID\t#1 String\t#2 String\n"
+WORDS = ["the", "cat", "dog", "sat", "ran", "on", "a", "mat", "park", "big"]
+
+
+def _mrpc(folder, rows, seed):
+    """MRPC-layout files; label 1 when both strings share their first word."""
+    rng = random.Random(seed)
+    folder.mkdir(exist_ok=True)
+    for name, count in (("train.tsv", rows), ("dev.tsv", rows // 2)):
+        lines = []
+        for i in range(count):
+            a = " ".join(rng.choice(WORDS) for _ in range(5))
+            b = " ".join(rng.choice(WORDS) for _ in range(5))
+            lines.append(f"{int(a.split()[0] == b.split()[0])}\t{i}\t{i}\t{a}\t{b}\n")
+        (folder / name).write_text(HEADER + "".join(lines))
+    (folder / "test.tsv").write_text("index\t#1 ID\t#2 ID\t#1 String\t#2 String\n"
+                                     "0\t1\t2\tthe cat\tthe dog\n1\t3\t4\ta mat\tbig park\n")
+
+
+@pytest.fixture(scope="module")
+def tiny_model_dir(minilm_hf_dir, tmp_path_factory):
+    config = BertConfig(vocab_size=30522, hidden_size=16, num_hidden_layers=2,
+                        num_attention_heads=2, intermediate_size=32, max_position_embeddings=64)
+    model_dir = str(tmp_path_factory.mktemp("tiny_pretrained"))
+    write_model_dir(model_dir, config, os.path.join(minilm_hf_dir, "vocab.txt"),
+                    encoder=BertEncoder(config))
+    return model_dir
+
+
+def _command(data_dir, model_dir, output_dir, *extra):
+    return [sys.executable, "-m", "bert_tf.run_classifier", "--task_name=MRPC",
+            f"--data_dir={data_dir}", f"--model_dir={model_dir}", f"--output_dir={output_dir}",
+            "--max_seq_length=32", "--train_batch_size=8", "--eval_batch_size=16",
+            "--learning_rate=1e-3", "--num_train_epochs=2", "--save_checkpoints_steps=2",
+            "--steps_per_loop=1", *extra]
+
+
+def _env():
+    return dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2", CUDA_VISIBLE_DEVICES="")
+
+
+@pytest.mark.slow
+def test_train_kill_resume_eval_predict(tiny_model_dir, tmp_path):
+    _mrpc(tmp_path / "MRPC", rows=96, seed=0)
+    output_dir = tmp_path / "out"
+    command = _command(tmp_path / "MRPC", tiny_model_dir, output_dir,
+                       "--do_train", "--do_eval", "--do_predict")
+    first = subprocess.Popen(command, env=_env(), stdout=subprocess.DEVNULL,
+                             stderr=subprocess.PIPE, text=True)
+    deadline = time.time() + 240
+    while not (output_dir / "ckpt-4.index").exists():
+        assert first.poll() is None, first.stderr.read()[-3000:]
+        assert time.time() < deadline, "no checkpoint within 240 s"
+        time.sleep(0.2)
+    first.send_signal(signal.SIGKILL)  # killed mid-epoch 1 (12 steps an epoch)
+    first.wait()
+    assert not (output_dir / "model").exists()
+
+    rerun = subprocess.run(command, env=_env(), capture_output=True, text=True, timeout=400)
+    assert rerun.returncode == 0, rerun.stderr[-3000:]
+    assert "Resumed from" in rerun.stderr and "at step 0" not in rerun.stderr
+    history = json.loads((output_dir / "eval_history.json").read_text())
+    assert [entry["step"] for entry in history] == [12, 24]
+    assert all(0.0 <= entry["metrics"]["f1"] <= 1.0 for entry in history)
+    info = read_model_info(str(output_dir / "model"))
+    assert info["task"] == "classifier" and info["label_names"] == ["0", "1"]
+    assert info["step"] in (12, 24)
+    submission = (output_dir / "MRPC.tsv").read_text().splitlines()
+    assert submission[0] == "index\tprediction" and len(submission) == 3
+    assert {line.split("\t")[1] for line in submission[1:]} <= {"0", "1"}
+    assert "--task_name=MRPC" in (output_dir / "flags.txt").read_text()
+
+
+def test_bad_label_exits_with_the_file_and_line(tiny_model_dir, tmp_path):
+    _mrpc(tmp_path / "MRPC", rows=8, seed=1)
+    train = tmp_path / "MRPC" / "train.tsv"
+    train.write_text(train.read_text() + "yes\t9\t9\tthe cat\tthe dog\n")
+    result = subprocess.run(_command(tmp_path / "MRPC", tiny_model_dir, tmp_path / "out",
+                                     "--do_train"), env=_env(), capture_output=True, text=True,
+                            timeout=200)
+    assert result.returncode != 0
+    assert f"run_classifier: {train}:10: label 'yes' is not in the label list" in result.stderr
+    assert "Traceback" not in result.stderr

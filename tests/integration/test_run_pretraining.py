@@ -1,0 +1,189 @@
+"""`python -m bert_tf.run_pretraining` end to end: resume after SIGKILL, multi-worker, bad input."""
+
+import json
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from bert_tf.training.pretraining_runner import (PretrainingInputError, PretrainingOptions,
+                                                 run_pretraining)
+
+SEQ, PREDICTIONS, VOCAB = 16, 3, 60
+STEP_LINE = re.compile(r"step (\d+)/\d+ loss=([\d.]+) .* lr=([\de.+-]+) ")
+
+
+def _feature(values, kind=tf.train.Int64List):
+    field = "float_list" if kind is tf.train.FloatList else "int64_list"
+    return tf.train.Feature(**{field: kind(value=values)})
+
+
+def write_records(path, count=64, seq=SEQ, predictions=PREDICTIONS, drop=None, seed=0):
+    """google-research create_pretraining_data records (their feature names and dtypes)."""
+    rng = np.random.default_rng(seed)
+    with tf.io.TFRecordWriter(str(path)) as writer:
+        for _ in range(count):
+            length = int(rng.integers(seq // 2, seq + 1))
+            ids = [2] + rng.integers(5, VOCAB, length - 2).tolist() + [3] + [0] * (seq - length)
+            features = {
+                "input_ids": _feature(ids),
+                "input_mask": _feature([1] * length + [0] * (seq - length)),
+                "segment_ids": _feature([0] * (length // 2) + [1] * (seq - length // 2)),
+                "masked_lm_positions": _feature(rng.integers(1, length - 1, predictions).tolist()),
+                "masked_lm_ids": _feature(rng.integers(5, VOCAB, predictions).tolist()),
+                "masked_lm_weights": _feature([1.0] * predictions, tf.train.FloatList),
+                "next_sentence_labels": _feature([int(rng.integers(0, 2))]),
+            }
+            features.pop(drop, None)
+            writer.write(tf.train.Example(features=tf.train.Features(feature=features)).SerializeToString())
+    return str(path)
+
+
+def write_config(path, **overrides):
+    config = {"vocab_size": VOCAB, "hidden_size": 16, "num_hidden_layers": 2,
+              "num_attention_heads": 2, "intermediate_size": 32, "max_position_embeddings": 32,
+              "hidden_dropout_prob": 0.0, "attention_probs_dropout_prob": 0.0, **overrides}
+    with open(path, "w") as f:
+        json.dump(config, f)
+    return str(path)
+
+
+@pytest.fixture
+def inputs(tmp_path):
+    return {"bert_config_file": write_config(tmp_path / "bert_config.json"),
+            "input_file": write_records(tmp_path / "train.tfrecord"),
+            "max_seq_length": SEQ, "max_predictions_per_seq": PREDICTIONS}
+
+
+def _command(output_dir, inputs, **flags):
+    options = {**inputs, "output_dir": str(output_dir), "train_batch_size": 8,
+               "learning_rate": 3e-3, "num_warmup_steps": 30, "do_eval": False, **flags}
+    return [sys.executable, "-m", "bert_tf.run_pretraining"] + [f"--{k}={v}" for k, v in options.items()]
+
+
+def _env(**extra):
+    return {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2", "CUDA_VISIBLE_DEVICES": "", **extra}
+
+
+def _steps(log):
+    return {int(s): (float(loss), float(lr)) for s, loss, lr in STEP_LINE.findall(log)}
+
+
+def _weights(prefix):
+    reader = tf.train.load_checkpoint(prefix)
+    return {name: reader.get_tensor(name) for name in reader.get_variable_to_shape_map()
+            if "save_counter" not in name and "OPTIMIZER_SLOT" not in name}
+
+
+@pytest.mark.slow
+def test_sigkill_after_first_checkpoint_then_rerun_ends_like_an_uninterrupted_run(tmp_path, inputs):
+    flags = dict(num_train_steps=300, save_checkpoints_steps=100, steps_per_loop=10)
+    straight = subprocess.Popen(_command(tmp_path / "straight", inputs, **flags), env=_env(),
+                                stderr=subprocess.PIPE, text=True)
+    killed_dir = tmp_path / "killed"
+    killed = subprocess.Popen(_command(killed_dir, inputs, **flags), env=_env(),
+                              stderr=subprocess.DEVNULL)
+    deadline = time.time() + 300
+    while not (killed_dir / "ckpt-100.index").exists() and killed.poll() is None:
+        assert time.time() < deadline
+        time.sleep(0.02)
+    killed.send_signal(signal.SIGKILL)
+    assert killed.wait() == -signal.SIGKILL
+    assert not (killed_dir / "ckpt-300.index").exists()
+    resumed = subprocess.run(_command(killed_dir, inputs, **flags), env=_env(),
+                             stderr=subprocess.PIPE, text=True, timeout=300)
+    straight_log = straight.communicate(timeout=300)[1]
+    assert straight.returncode == 0 and resumed.returncode == 0, resumed.stderr[-2000:]
+
+    assert "Resumed from" in resumed.stderr
+    before, after = _steps(straight_log), _steps(resumed.stderr)
+    first = min(after)
+    assert first > 100 and first % 10 == 0  # continued from a saved step, not from 0
+    for step in after:  # same batches (losses) and the same learning rate at every step
+        np.testing.assert_allclose(after[step], before[step], rtol=1e-4)
+    final, reference = _weights(str(killed_dir / "ckpt-300")), _weights(str(tmp_path / "straight" / "ckpt-300"))
+    assert final.keys() == reference.keys()
+    for name in reference:  # CPU kernels are deterministic here; the tolerance covers oneDNN.
+        np.testing.assert_allclose(final[name], reference[name], atol=1e-5, err_msg=name)
+    # The end of the run is a model directory.
+    assert {"bert_config.json", "model.ckpt.index", OPTIONS_FILE} <= set(os.listdir(killed_dir))
+
+
+def _free_ports(count):
+    sockets = [socket.socket() for _ in range(count)]
+    for s in sockets:
+        s.bind(("127.0.0.1", 0))
+    ports = [s.getsockname()[1] for s in sockets]
+    for s in sockets:
+        s.close()
+    return ports
+
+
+@pytest.mark.slow
+def test_multi_worker_mirrored_two_processes_agree_and_write_one_checkpoint(tmp_path, inputs):
+    workers = [f"127.0.0.1:{port}" for port in _free_ports(2)]
+    output_dir = tmp_path / "mwms"
+    processes = []
+    for index in range(2):
+        tf_config = json.dumps({"cluster": {"worker": workers}, "task": {"type": "worker", "index": index}})
+        processes.append(subprocess.Popen(
+            _command(output_dir, inputs, distribution_strategy="multi_worker_mirrored",
+                     num_train_steps=4, num_warmup_steps=1, save_checkpoints_steps=4,
+                     steps_per_loop=2),
+            env=_env(TF_CONFIG=tf_config), stderr=subprocess.PIPE, text=True))
+    logs = [p.communicate(timeout=300)[1] for p in processes]
+    assert [p.returncode for p in processes] == [0, 0], logs[0][-2000:] + logs[1][-2000:]
+    losses = [_steps(log) for log in logs]
+    assert sorted(losses[0]) == [2, 4] and losses[0] == losses[1]
+    assert tf.train.get_checkpoint_state(str(output_dir)).all_model_checkpoint_paths == [
+        str(output_dir / "ckpt-4")]
+    assert not [name for name in os.listdir(output_dir) if name.startswith(".worker")]
+
+
+OPTIONS_FILE = "pretraining_flags.txt"
+
+
+def _options(tmp_path, inputs, **overrides):
+    return PretrainingOptions(**{**inputs, "output_dir": str(tmp_path / "out"),
+                                 "train_batch_size": 8, "num_train_steps": 2,
+                                 "num_warmup_steps": 1, "do_eval": False, **overrides})
+
+
+@pytest.mark.parametrize("overrides, match", [
+    ({"input_file": "/nonexistent/shard-*"}, "matches no file"),
+    ({"max_seq_length": 64}, "max_position_embeddings=32 is below --max_seq_length=64"),
+    ({"train_batch_size": 7, "distribution_strategy": "mirrored"}, "train_batch_size=7 is not divisible by 2"),
+    ({"max_predictions_per_seq": 5}, "masked_lm_positions.*3 values.*max_predictions_per_seq=5"),
+    ({"num_warmup_steps": 10}, "num_warmup_steps=10 must lie in"),
+])
+def test_bad_input_is_a_clear_error_before_training(tmp_path, inputs, overrides, match):
+    with pytest.raises(PretrainingInputError, match=match):
+        run_pretraining(_options(tmp_path, inputs, **overrides))
+    assert not tf.io.gfile.glob(str(tmp_path / "out" / "ckpt-*"))
+
+
+def test_records_missing_a_feature_are_named(tmp_path, inputs):
+    bad = write_records(tmp_path / "bad.tfrecord", count=4, drop="masked_lm_weights")
+    with pytest.raises(PretrainingInputError, match="bad.tfrecord.*masked_lm_weights"):
+        run_pretraining(_options(tmp_path, inputs, input_file=bad))
+
+
+def test_empty_record_file_is_named(tmp_path, inputs):
+    empty = tmp_path / "empty.tfrecord"
+    empty.write_bytes(b"")
+    with pytest.raises(PretrainingInputError, match="empty.tfrecord.*no records"):
+        run_pretraining(_options(tmp_path, inputs, input_file=str(empty)))
+
+
+def test_unwritable_output_dir_is_refused(tmp_path, inputs):
+    blocker = tmp_path / "a_file"
+    blocker.write_text("not a folder")
+    with pytest.raises(PermissionError, match="a_file.*not writable"):
+        run_pretraining(_options(tmp_path, inputs, output_dir=str(blocker / "run")))
