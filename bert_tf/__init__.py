@@ -7,7 +7,14 @@ Example:
 
 __version__ = "0.1.0"
 
-from bert_tf.checkpoints.model_dir import read_config, restore_model_dir, write_model_dir
+from bert_tf.checkpoints import (
+    convert_checkpoint,
+    convert_huggingface_checkpoint,
+    export_huggingface_checkpoint,
+    read_config,
+    restore_model_dir,
+    write_model_dir,
+)
 from bert_tf.configs import BertConfig, ConfigError
 from bert_tf.models import (
     BertClassifier,
@@ -17,17 +24,23 @@ from bert_tf.models import (
     BertSpanLabeler,
     BertTokenClassifier,
 )
+from bert_tf.tokenization import BertPreprocessor, BertTokenizer
 
 __all__ = [
     "BertClassifier",
     "BertConfig",
     "BertEncoder",
     "BertMultipleChoice",
+    "BertPreprocessor",
     "BertPretrainer",
     "BertSpanLabeler",
     "BertTokenClassifier",
+    "BertTokenizer",
     "ConfigError",
     "__version__",
+    "convert_checkpoint",
+    "convert_huggingface_checkpoint",
+    "export_huggingface_checkpoint",
     "read_config",
     "restore_model_dir",
     "write_model_dir",
