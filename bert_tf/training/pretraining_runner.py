@@ -12,7 +12,7 @@ import tensorflow as tf
 from absl import logging
 
 from bert_tf.checkpoints.model_dir import write_model_dir
-from bert_tf.configs import BertConfig
+from bert_tf.configs import BertConfig, ConfigError
 from bert_tf.data.document_reader import InputError
 from bert_tf.data.dynamic_pretraining import dynamic_pretraining_dataset
 from bert_tf.data.pretraining_dataset import RecordFormatError, pretraining_dataset
@@ -82,7 +82,10 @@ def load_config(options):
     """The model config, checked against the sequence length of the run."""
     if not options.bert_config_file:
         raise PretrainingInputError("--bert_config_file is required.")
-    config = BertConfig.from_json_file(options.bert_config_file)
+    try:
+        config = BertConfig.from_json_file(options.bert_config_file)
+    except (ConfigError, OSError) as error:
+        raise PretrainingInputError(f"--bert_config_file: {error}") from None
     if config.max_position_embeddings < options.max_seq_length:
         raise PretrainingInputError(
             f"{options.bert_config_file}: max_position_embeddings={config.max_position_embeddings} "
@@ -99,6 +102,10 @@ def _check_options(options):
         raise PretrainingInputError("--output_dir is required.")
     if options.do_train and not options.input_file:
         raise PretrainingInputError("--input_file is required with --do_train.")
+    if not 0 <= options.num_warmup_steps <= options.num_train_steps:
+        raise PretrainingInputError(
+            f"--num_warmup_steps={options.num_warmup_steps} must lie in "
+            f"[0, --num_train_steps={options.num_train_steps}].")
     if options.input_format == "text" and not options.vocab_file:
         raise PretrainingInputError("--input_format=text needs --vocab_file.")
 

@@ -103,7 +103,10 @@ class Trainer:
         self._replica_train = tf.function(step, jit_compile=True) if jit_compile else step
         self._replica_eval = replica_eval_step(model, loss_fn)
         # The loop calls one traced step function twice (first step, loop body): one trace.
-        self._step_fn = tf.function(self._step)
+        # Not under MultiWorkerMirrored: its collectives in a nested function inside the
+        # while loop fail at run time ("must feed a value for placeholder").
+        nested = not isinstance(strategy, tf.distribute.MultiWorkerMirroredStrategy)
+        self._step_fn = tf.function(self._step) if nested else self._step
         self.loop_fn = tf.function(self._loop)
         self.eval_fn = tf.function(self._eval)
 
