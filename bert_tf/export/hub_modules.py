@@ -9,10 +9,12 @@ Users of `hub.KerasLayer` / `keras.layers.TFSMLayer` swap these in for TF Hub's
     inputs = preprocess.bert_pack_inputs(tokens, seq_length=64)
     encoder = tf.saved_model.load(encoder_path)
     outputs = encoder(inputs)  # pooled_output, sequence_output, encoder_outputs (list)
+    # Keras: keras.layers.TFSMLayer(encoder_path)(keras.layers.TFSMLayer(preprocessor_path)(text))
 """
 
 import tensorflow as tf
 
+from bert_tf.export.serving_module import captured_variables
 from bert_tf.models.bert_encoder import ENCODER_INPUTS
 from bert_tf.tokenization.bert_preprocessor import BertPreprocessor
 
@@ -52,8 +54,9 @@ class PreprocessorModule(tf.Module):
 
     Callable on a string batch; `.tokenize(strings)` → ragged `[B, (words), (pieces)]`;
     `.tokenize_with_offsets(strings)`; `.bert_pack_inputs(segments, seq_length=)` with one or
-    two segments from `.tokenize` and `seq_length` the default, 128 or 512;
-    the `serving_default` signature packs `text` for TF Serving.
+    two segments from `.tokenize` and `seq_length` the default, 128 or 512; `.serve(strings)`
+    (the default endpoint of `keras.layers.TFSMLayer`) and the `serving_default` signature
+    (`text`, for TF Serving) pack one segment.
 
     Args:
       vocab_file: the WordPiece vocab (saved as an asset).
@@ -85,6 +88,11 @@ class PreprocessorModule(tf.Module):
     def __call__(self, strings):
         return self._preprocessor(strings)
 
+    @tf.function(input_signature=[_STRINGS], autograph=False)
+    def serve(self, strings):
+        """`keras.layers.TFSMLayer`'s default endpoint: strings → encoder inputs."""
+        return self._preprocessor(strings)
+
     def _pack(self, segments, seq_length=None):
         return self._preprocessor.bert_pack_inputs(list(segments), seq_length=seq_length)
 
@@ -99,9 +107,10 @@ class HubEncoderModule(tf.Module):
     """TF Hub BERT encoder interface (reusable SavedModel) over a `BertEncoder`.
 
     `__call__(inputs, training=False)` takes the dict of int32 `[B, S]` encoder inputs and
-    returns `pooled_output`, `sequence_output` and the list `encoder_outputs`; the
-    `serving_default` signature (TF Serving, `keras.layers.TFSMLayer`) returns the same with
-    the list flattened to `encoder_outputs_0` ... `encoder_outputs_{L-1}`.
+    returns `pooled_output`, `sequence_output` and the list `encoder_outputs`; `.serve(inputs)`
+    (the default endpoint of `keras.layers.TFSMLayer`) and the `serving_default` signature
+    (TF Serving) return the same with the list flattened to `encoder_outputs_0` ...
+    `encoder_outputs_{L-1}`.
     """
 
     # The reusable SavedModel API that hub.KerasLayer reads: plain attributes, not properties.
@@ -110,11 +119,12 @@ class HubEncoderModule(tf.Module):
     def __init__(self, encoder):
         super().__init__(name="bert_encoder")
         self._encoder = encoder
-        self.variables = list(encoder.variables)
-        self.trainable_variables = list(encoder.trainable_variables)
+        functions = [self.__call__.get_concrete_function(_encoder_input_specs(), training=training)
+                     for training in (False, True)]
+        # The tf.Variables the functions read (not the Keras wrappers; see exporter.save_module).
+        self.variables = captured_variables(functions)
+        self.trainable_variables = captured_variables(functions, trainable=True)
         self.regularization_losses = []
-        for training in (False, True):
-            self.__call__.get_concrete_function(_encoder_input_specs(), training=training)
 
     @tf.function(autograph=False)
     def __call__(self, inputs, training=False):
@@ -123,11 +133,16 @@ class HubEncoderModule(tf.Module):
                 "sequence_output": outputs["sequence_output"],
                 "encoder_outputs": list(outputs["encoder_outputs"])}
 
+    @tf.function(input_signature=[_encoder_input_specs()], autograph=False)
+    def serve(self, inputs):
+        """`keras.layers.TFSMLayer`'s default endpoint; outputs as in `serving_default`."""
+        outputs = self.__call__(inputs)
+        flat = {f"encoder_outputs_{i}": layer
+                for i, layer in enumerate(outputs.pop("encoder_outputs"))}
+        return dict(outputs, **flat)
+
     def signatures(self):
         def serving_default(**inputs):
-            outputs = self.__call__(inputs)
-            flat = {f"encoder_outputs_{i}": layer
-                    for i, layer in enumerate(outputs.pop("encoder_outputs"))}
-            return dict(outputs, **flat)
+            return self.serve(inputs)
         return {"serving_default": tf.function(serving_default, autograph=False)
                 .get_concrete_function(**_encoder_input_specs())}

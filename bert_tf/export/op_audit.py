@@ -43,7 +43,8 @@ def supported_tf_serving_versions():
 def _major_minor(version):
     parts = str(version).split(".")
     if len(parts) < 2 or not all(p.isdigit() for p in parts):
-        raise ValueError(f"tf_serving_version must look like '2.12' (or '2.12.1'); received {version!r}.")
+        raise ValueError(f"tf_serving_version must look like '2.12' (or '2.12.1'); "
+                         f"received {version!r}.")
     return ".".join(parts[:2])
 
 

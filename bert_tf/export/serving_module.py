@@ -18,6 +18,15 @@ SINGLE_TEXT = ("text",)
 PAIR_TEXT = ("text_a", "text_b")
 
 
+def captured_variables(functions, trainable=False):
+    """The distinct tf.Variables that `functions` (concrete functions) read."""
+    variables = {}
+    for function in functions:
+        for variable in function.trainable_variables if trainable else function.variables:
+            variables.setdefault(id(variable), variable)
+    return list(variables.values())
+
+
 class BertServingModule(tf.Module):
     """Base serving module: preprocessing + model + vocab asset.
 
@@ -37,8 +46,8 @@ class BertServingModule(tf.Module):
             raise ValueError(f"seq_length must be in 3..{max_length} (the model's "
                              f"max_position_embeddings); received {seq_length}.")
         self.model = task_model.model
-        self.preprocessor = BertPreprocessor(task_model.vocab_file, lower_case=task_model.lower_case,
-                                             seq_length=seq_length)
+        self.preprocessor = BertPreprocessor(
+            task_model.vocab_file, lower_case=task_model.lower_case, seq_length=seq_length)
         # The vocab travels with the SavedModel (assets/vocab.txt) and survives a re-save.
         self.vocab_file = tf.saved_model.Asset(task_model.vocab_file)
         self.text_inputs = PAIR_TEXT if text_pair else SINGLE_TEXT

@@ -40,8 +40,8 @@ def test_preprocessor_has_the_tf_hub_interface(hub_exports):
     tokens = preprocess.tokenize(TEXTS)
     assert tokens.to_list() == reference.tokenize(TEXTS).to_list()
     pair = [tokens, preprocess.tokenize(tf.constant(["a", "b", "c"]))]
-    _assert_inputs_equal(preprocess.bert_pack_inputs(pair, seq_length=64),
-                         reference.bert_pack_inputs(pair, seq_length=64))
+    _assert_inputs_equal(preprocess.bert_pack_inputs(pair, seq_length=128),
+                         reference.bert_pack_inputs(pair, seq_length=128))
     special = {k: int(v) for k, v in preprocess.tokenize.get_special_tokens_dict().items()}
     tokenizer = reference.tokenizer
     assert special == {"vocab_size": tokenizer.vocab_size, "padding_id": tokenizer.pad_id,
@@ -68,9 +68,9 @@ def test_encoder_has_the_tf_hub_interface(hub_exports):
 
 def test_tfsm_layers_chain_preprocessor_and_encoder(hub_exports):
     model_dir, paths = hub_exports
-    preprocess = keras.layers.TFSMLayer(paths["preprocessor"], call_endpoint="serving_default")
-    encoder = keras.layers.TFSMLayer(paths["hub_encoder"], call_endpoint="serving_default")
-    outputs = encoder(preprocess({"text": TEXTS}))
+    preprocess = keras.layers.TFSMLayer(paths["preprocessor"])  # endpoint "serve"
+    encoder = keras.layers.TFSMLayer(paths["hub_encoder"])
+    outputs = encoder(preprocess(TEXTS))
     reference = load_task_model(model_dir, "encoder").encoder
     inputs = BertPreprocessor(TINY_VOCAB, lower_case=False, seq_length=TINY_SEQ_LENGTH)(TEXTS)
     np.testing.assert_allclose(outputs["sequence_output"].numpy(),

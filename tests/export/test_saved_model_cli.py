@@ -15,7 +15,7 @@ SAVED_MODEL_CLI = os.path.join(os.path.dirname(sys.executable), "saved_model_cli
 # saved_model_cli has no flag to load custom ops; registering tf-text's first is the way in.
 CLI_WITH_TF_TEXT = ("import sys, tensorflow_text; "
                     "from tensorflow.python.tools.saved_model_cli import main; sys.exit(main())")
-_TENSOR = re.compile(r"(inputs|outputs)\['(\w+)'\] tensor_info:\s+dtype: (\w+)\s+shape: (\S+)")
+_TENSOR = re.compile(r"(inputs|outputs)\['(\w+)'\] tensor_info:\s+dtype: (\w+)\s+shape: ([^\n]+)")
 
 
 def _run(command):
