@@ -23,6 +23,7 @@ import dataclasses
 import multiprocessing
 import os
 import random
+import resource
 import time
 
 from absl import logging
@@ -89,11 +90,12 @@ def check_options(options):
 
 def _tokenized_documents(documents, tokenizer, batch_size, stats):
     """Tokenizes documents in batches of >= `batch_size` sentences; yields id documents."""
+    tokenize = tf.function(tokenizer.tokenize, input_signature=[tf.TensorSpec([None], tf.string)])
     pending = []
 
     def flush():
         sentences = [s for d in pending for s in d.sentences]
-        ids = tokenizer.tokenize(tf.constant(sentences))  # [N, (words), (pieces)]
+        ids = tokenize(tf.constant(sentences))  # [N, (words), (pieces)]
         flat = ids.flat_values.numpy().tolist()
         piece_splits = ids.values.row_splits.numpy()
         word_splits = ids.row_splits.numpy()
@@ -182,6 +184,7 @@ def _worker(input_files, paths, options, worker_index, num_workers):
             writer.write(record)
         stats["instances"] += len(shuffle_buffer)
     stats["seconds"] = time.monotonic() - start
+    stats["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     return stats
 
 
@@ -206,8 +209,9 @@ def create_pretraining_data(input_patterns, output_file, options, num_output_sha
       num_workers: processes; each takes every `num_workers`-th document.
 
     Returns:
-      A dict with `documents, sentences, instances, empty_documents, seconds`
-      (summed over workers; `seconds` is wall time), and `output_files`.
+      A dict with `documents, sentences, instances, empty_documents` (summed
+      over workers), `seconds` (wall time), `peak_rss_mb` (sum of the peak
+      resident memory of the processes) and `output_files`.
 
     Raises:
       document_reader.InputError: for unusable input files.
@@ -233,6 +237,9 @@ def create_pretraining_data(input_patterns, output_file, options, num_output_sha
     totals = {key: sum(r[key] for r in results) for key in ("documents", "sentences", "instances", "empty_documents")}
     totals["seconds"] = time.monotonic() - start
     totals["output_files"] = paths
+    # Workers run at the same time: their peaks add up (plus this process when they are separate).
+    totals["peak_rss_mb"] = sum(r["peak_rss_mb"] for r in results) + (
+        resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024 if num_workers > 1 else 0)
     logging.info("wrote %d instances from %d documents (%d sentences) in %.1f s", totals["instances"],
                  totals["documents"], totals["sentences"], totals["seconds"])
     return totals
