@@ -234,7 +234,7 @@ def dynamic_pretraining_dataset(text_patterns, vocab_file, lower_case, batch_siz
     if input_context is not None:
         num_pipelines, pipeline_id = input_context.num_input_pipelines, input_context.input_pipeline_id
         batch_size = input_context.get_per_replica_batch_size(batch_size)
-    seed = seed * 1000 + pipeline_id  # Independent streams per pipeline.
+    seed = (seed or 0) * 1000 + pipeline_id  # Independent streams per pipeline; None acts as 0.
     max_num_tokens = seq_length - (3 if use_next_sentence else 2)
 
     lines = _lines_with_document_ids(files, is_training, seed)

@@ -105,7 +105,7 @@ def pretraining_dataset(input_patterns, batch_size, seq_length, max_predictions_
         pass in file order, keeping the last partial batch.
       input_context: optional `tf.distribute.InputContext`; files (or records,
         when there are fewer files than pipelines) are sharded per pipeline.
-      seed: shuffling seed.
+      seed: shuffling seed (None acts as 0).
       use_next_sentence: False gives all-zero `next_sentence_labels` (MLM only).
       skip_batches: batches to skip at the start (resuming).
       shuffle_buffer_size: records in the shuffle buffer when training.
@@ -122,6 +122,7 @@ def pretraining_dataset(input_patterns, batch_size, seq_length, max_predictions_
     >>> ds = pretraining_dataset("/data/pretrain-*", batch_size=256, seq_length=128,
     ...     max_predictions_per_seq=20, is_training=True)  # doctest: +SKIP
     """
+    seed = seed or 0  # None: the default order, still deterministic.
     files = _files(input_patterns)
     v2_names = {check_record_file(f, seq_length, max_predictions_per_seq) for f in files}
     if len(v2_names) > 1:
