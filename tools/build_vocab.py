@@ -1,4 +1,4 @@
-r"""Learns a WordPiece vocab.txt from text files (tensorflow-text's learner, BERT's reserved tokens).
+r"""Learns a WordPiece vocab.txt from text files with tensorflow-text's learner.
 
 Words are split and normalised exactly as bert_tf's tokenizer does, so the vocab round-trips:
 
@@ -24,7 +24,8 @@ FLAGS = flags.FLAGS
 
 def main(argv):
     del argv
-    files = [f for pattern in FLAGS.input_file.split(",") for f in sorted(tf.io.gfile.glob(pattern))]
+    files = [f for pattern in FLAGS.input_file.split(",")
+             for f in sorted(tf.io.gfile.glob(pattern))]
     if not files:
         logging.error("--input_file=%s matches no file.", FLAGS.input_file)
         raise SystemExit(1)

@@ -99,7 +99,8 @@ class BertPreprocessor(keras.layers.Layer):
             segments = [segments[0][:, :seq_length - 2]]
         elif len(segments) == 2:
             if seq_length < 3:
-                raise ValueError(f"seq_length={seq_length} leaves no room for [CLS] A [SEP] B [SEP].")
+                raise ValueError(
+                    f"seq_length={seq_length} leaves no room for [CLS] A [SEP] B [SEP].")
             len_a, len_b = truncate_seq_pair_lengths(
                 segments[0].row_lengths(), segments[1].row_lengths(), seq_length - 3)
             segments = [_keep_first(segments[0], len_a), _keep_first(segments[1], len_b)]
@@ -110,7 +111,8 @@ class BertPreprocessor(keras.layers.Layer):
             end_of_segment_id=self.tokenizer.sep_id)
         word_ids, mask = text.pad_model_inputs(ids, seq_length, pad_value=self.tokenizer.pad_id)
         type_ids, _ = text.pad_model_inputs(type_ids, seq_length, pad_value=0)
-        return {"input_word_ids": tf.cast(word_ids, tf.int32), "input_mask": tf.cast(mask, tf.int32),
+        return {"input_word_ids": tf.cast(word_ids, tf.int32),
+                "input_mask": tf.cast(mask, tf.int32),
                 "input_type_ids": tf.cast(type_ids, tf.int32)}
 
     def build(self, input_shape):

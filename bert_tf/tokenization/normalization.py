@@ -87,7 +87,7 @@ def to_valid_utf8(strings):
 
 
 def mark_special_tokens(strings):
-    """Turns special tokens typed in raw text into placeholder words: "[CLS]" -> " \ue000CLS\ue001 ".
+    """Turns typed special tokens into placeholder words: "[CLS]" -> " \ue000CLS\ue001 ".
 
     The placeholders survive normalisation (lower-cased in lower-case mode) and are split off as
     words of their own; `placeholder_tokens` lists them for the WordPiece vocab.

@@ -16,7 +16,7 @@ from bert_tf.tokenization import vocab as vocab_lib
 
 
 def reserved_tokens(num_unused=100):
-    """BERT's reserved tokens in google-research's order: [PAD], [unused*], [UNK] [CLS] [SEP] [MASK]."""
+    """BERT's reserved tokens, google-research's order: [PAD] [unused*] [UNK] [CLS] [SEP] [MASK]."""
     pad, *rest = vocab_lib.SPECIAL_TOKENS
     return [pad] + [f"[unused{i}]" for i in range(num_unused)] + rest
 

@@ -1,4 +1,4 @@
-"""BertPreprocessor: reference packing and truncation, invariants, tf.data / tf.function / SavedModel."""
+"""BertPreprocessor: reference packing and truncation, invariants, tf.data and SavedModel."""
 
 import itertools
 import random

@@ -44,8 +44,8 @@ def test_fixture_covers_the_known_differences_of_tensorflow_text(reference_rows)
 def test_offsets_point_at_the_pieces_in_the_input(uncased_tokenizer, minilm_vocab):
     vocab = open(minilm_vocab, encoding="utf-8").read().split("\n")
     line = "The quick, brown fox's [SEP] re-entry costs $5.99!"
-    ids, starts, ends = (t[0].merge_dims(0, 1).numpy() for t in uncased_tokenizer.tokenize_with_offsets(
-        tf.constant([line])))
+    outputs = uncased_tokenizer.tokenize_with_offsets(tf.constant([line]))
+    ids, starts, ends = (t[0].merge_dims(0, 1).numpy() for t in outputs)
     data = line.encode()
     for i, s, e in zip(ids, starts, ends):
         piece = vocab[i].removeprefix("##")
