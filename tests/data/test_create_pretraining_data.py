@@ -83,6 +83,7 @@ def test_same_seed_same_bytes_and_seed_matters(tmp_path):
     assert first != run("c", 8)
 
 
+@pytest.mark.slow
 def test_two_workers_match_in_process_workers(tmp_path, static_records):
     options = cpd.Options(vocab_file=VOCAB, dupe_factor=1)
     result = cpd.create_pretraining_data(HELDOUT, str(tmp_path / "mp"), options, num_output_shards=4, num_workers=2)
