@@ -49,7 +49,7 @@ class RoundRobinModule(tf.Module):
         return {"a": trimmed[0].to_tensor(), "b": trimmed[1].to_tensor()}
 
     def signatures(self):
-        return {"serving_default": self.trim}
+        return {"serving_default": self.trim.get_concrete_function()}
 
 
 def tiny_config():

@@ -1,11 +1,13 @@
 """export_saved_model: versions, clear errors, nothing overwritten or left behind."""
 
 import os
+import subprocess
+import sys
 
 import pytest
 
 from bert_tf.export import exporter, op_audit
-from tests.export.conftest import RoundRobinModule, write_tiny_model_dir
+from tests.export.conftest import REPO, RoundRobinModule, write_tiny_model_dir
 
 
 @pytest.fixture(scope="module")
@@ -57,3 +59,19 @@ def test_failed_audit_leaves_nothing_behind(encoder_only_dir, tmp_path, monkeypa
                                                     r"TFText>RoundRobinTrim \(used in"):
         exporter.export_saved_model(encoder_only_dir, export_dir, "encoder")
     assert os.listdir(export_dir) == ["3"]
+
+
+@pytest.mark.slow
+def test_cli_reports_an_existing_version_without_a_stack_trace(tiny_classifier):
+    model_dir, export_path = tiny_classifier
+    export_dir, version = os.path.split(export_path)
+    tool = os.path.join(REPO, "tools", "export_saved_model.py")
+    result = subprocess.run(
+        [sys.executable, tool, f"--model_dir={model_dir}", f"--export_dir={export_dir}",
+         "--task=classifier", f"--version={version}"],
+        capture_output=True, text=True, timeout=300, cwd=REPO,
+        env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2", PYTHONPATH=REPO))
+    assert result.returncode != 0
+    assert "export_saved_model: Export version" in result.stderr
+    assert "already exists; nothing was overwritten" in result.stderr
+    assert "Traceback" not in result.stderr
