@@ -1,26 +1,10 @@
 """Shared fixtures for the tokenization tests: vocabs, reference ids, tokenizers."""
 
-import base64
-import json
-import lzma
 import os
 
 import pytest
 
-TESTDATA = os.path.join(os.path.dirname(__file__), os.pardir, "testdata", "tokenization")
-CASED_VOCAB = os.path.join(TESTDATA, "bbc_cased_vocab.txt")
-
-
-def read_jsonl(name):
-    with lzma.open(os.path.join(TESTDATA, name), "rt", encoding="utf-8") as f:
-        return [json.loads(line) for line in f]
-
-
-def row_bytes(row):
-    """The input a reference row was made from, as bytes (some are deliberately not UTF-8)."""
-    if "utf8_b64" in row:
-        return base64.b64decode(row["utf8_b64"])
-    return row["text"].encode("utf-8")
+from tests.tokenization.reference_data import CASED_VOCAB, read_jsonl
 
 
 @pytest.fixture(scope="session")

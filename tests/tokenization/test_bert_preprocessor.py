@@ -8,7 +8,7 @@ import pytest
 import tensorflow as tf
 
 from bert_tf.tokenization.bert_preprocessor import BertPreprocessor, truncate_seq_pair_lengths
-from tests.tokenization.conftest import CASED_VOCAB, read_jsonl, row_bytes
+from tests.tokenization.reference_data import CASED_VOCAB, read_jsonl, row_bytes
 
 KEYS = ("input_word_ids", "input_mask", "input_type_ids")
 

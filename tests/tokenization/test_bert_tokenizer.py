@@ -4,7 +4,7 @@ import pytest
 import tensorflow as tf
 
 from bert_tf.tokenization.bert_tokenizer import BertTokenizer
-from tests.tokenization.conftest import row_bytes
+from tests.tokenization.reference_data import row_bytes
 
 
 def _mismatches(rows, key, ids):

@@ -6,7 +6,7 @@ import pytest
 
 from bert_tf.tokenization import vocab as vocab_lib
 from bert_tf.tokenization.bert_preprocessor import BertPreprocessor
-from tests.tokenization.conftest import CASED_VOCAB
+from tests.tokenization.reference_data import CASED_VOCAB
 
 _GOOD = ["[PAD]", "[unused0]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "hello", "##s"]
 
