@@ -31,5 +31,7 @@ setuptools.setup(
         # safetensors reads/writes Hugging Face checkpoints without torch.
         "test": ["pytest", "safetensors"],
         "hf": ["safetensors"],
+        # Peers that tools/benchmark.py runs in the same process, where installed.
+        "bench": ["tokenizers", "keras-hub"],
     },
 )
