@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-import pretraining_stats
-from conftest import HELDOUT, VOCAB
+from tests.data import pretraining_stats
+from tests.data.conftest import HELDOUT, VOCAB
 from bert_tf.data import create_pretraining_data as cpd
 from bert_tf.data import instance_builder
 from bert_tf.data import pretraining_dataset

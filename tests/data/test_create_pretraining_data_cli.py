@@ -7,7 +7,7 @@ import sys
 import pytest
 import tensorflow as tf
 
-from conftest import HELDOUT, VOCAB
+from tests.data.conftest import HELDOUT, VOCAB
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 

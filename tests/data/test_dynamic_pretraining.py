@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-import pretraining_stats
-from conftest import HELDOUT, VOCAB
+from tests.data import pretraining_stats
+from tests.data.conftest import HELDOUT, VOCAB
 from bert_tf.data import document_reader
 from bert_tf.data.dynamic_pretraining import dynamic_pretraining_dataset
 

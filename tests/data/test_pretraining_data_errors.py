@@ -6,7 +6,7 @@ import logging
 
 import pytest
 
-from conftest import HELDOUT, VOCAB
+from tests.data.conftest import HELDOUT, VOCAB
 from bert_tf.data import create_pretraining_data as cpd
 from bert_tf.data import document_reader
 

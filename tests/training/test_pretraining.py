@@ -7,7 +7,7 @@ import tensorflow as tf
 from bert_tf.training.pretraining import (build_pretrainer, pretraining_loss_fn,
                                           to_left_to_right, unigram_baseline_accuracy)
 from bert_tf.training.train_step import model_inputs
-from conftest import synthetic_examples
+from tests.training.conftest import synthetic_examples
 
 
 def _log_softmax(x):

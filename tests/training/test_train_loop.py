@@ -9,7 +9,7 @@ from bert_tf.training.distribution import get_strategy
 from bert_tf.training.optimization import create_optimizer
 from bert_tf.training.pretraining import build_pretrainer, pretraining_loss_fn
 from bert_tf.training.train_loop import NonFiniteLossError, Trainer, run_training
-from conftest import dataset_fn
+from tests.training.conftest import dataset_fn
 
 GLOBAL_BATCH = 8
 
