@@ -170,6 +170,7 @@ def run_pretraining(options, progress_fn=None):
         write_flagfile(options, os.path.join(options.output_dir, OPTIONS_FILE))
 
     keras.mixed_precision.set_global_policy(options.dtype)
+    keras.utils.set_random_seed(options.seed)  # Same initial weights and dropout on a rerun.
     use_next_sentence = not (options.no_nsp or options.left_to_right)
     with strategy.scope():
         model = build_pretrainer(config, use_next_sentence, options.left_to_right, options.remat)
