@@ -49,7 +49,8 @@ def _table_task(config):
     label_names = FLAGS.label_names
     if label_names is None and config.model_dir and not FLAGS.do_train:
         label_names = read_model_info(config.model_dir).get("label_names")
-    metrics = tuple(FLAGS.metrics or (("pearson", "spearman") if FLAGS.regression else ("accuracy",)))
+    default_metrics = ("pearson", "spearman") if FLAGS.regression else ("accuracy",)
+    metrics = tuple(FLAGS.metrics or default_metrics)
     return sentence_task.SentenceTask(
         name=FLAGS.task_name, text_a_column=FLAGS.text_a_column,
         text_b_column=FLAGS.text_b_column, label_column=FLAGS.label_column,

@@ -27,7 +27,8 @@ flags.DEFINE_string("test_file", None, "Test file (default: data_dir/test.txt)."
 flags.DEFINE_float("dev_fraction", 0.0, "Split this fraction of the training sentences off as "
                    "the dev set (seeded by --seed) instead of reading a dev file.")
 flags.DEFINE_integer("label_column", -1, "Field holding the tag (default: the last).")
-flags.DEFINE_list("label_names", None, "Tag list in id order (default: the training tags, O first).")
+flags.DEFINE_list("label_names", None,
+                  "Tag list in id order (default: the training tags, O first).")
 FLAGS = flags.FLAGS
 
 

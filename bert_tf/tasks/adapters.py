@@ -93,7 +93,8 @@ def _span_loss(global_batch):
             batch["end_positions"], outputs["end_logits"])
         per_example = (start + end) / 2.0
         count = tf.cast(tf.size(per_example), tf.float32)
-        return _average(per_example, global_batch), {"span_loss": (tf.reduce_sum(per_example), count)}
+        metrics = {"span_loss": (tf.reduce_sum(per_example), count)}
+        return _average(per_example, global_batch), metrics
     return loss_fn
 
 

@@ -224,7 +224,8 @@ def _train(adapter, config, model_dir, do_eval):
         started = time.perf_counter()
         step = run_training(
             trainer, dataset_fn, global_batch, end, config.output_dir, model.checkpoint_items(),
-            steps_per_loop=config.steps_per_loop, save_checkpoints_steps=config.save_checkpoints_steps,
+            steps_per_loop=config.steps_per_loop,
+            save_checkpoints_steps=config.save_checkpoints_steps,
             init_checkpoint=config.warm_start(), progress_fn=_log_progress).step
         seconds = time.perf_counter() - started
         if step != end:  # resumed past this epoch's end without its evaluation on record

@@ -69,7 +69,7 @@ def _windows(num_tokens, window_length, doc_stride):
 
 
 def _is_max_context(spans, span_index, position):
-    """google-research's rule: the window where min(left, right) context + 0.01·length is largest."""
+    """google-research's rule: the window maximising min(left, right context) + 0.01·length."""
     best_score, best_index = None, None
     for index, (start, length) in enumerate(spans):
         end = start + length - 1
@@ -136,7 +136,8 @@ def convert_examples_to_features(examples, tokenizer, max_seq_length=384, doc_st
                 max_context[offset + i] = _is_max_context(spans, span_index, start + i)
             start_position = end_position = 0
             if answer[0] is not None and start <= answer[0] and answer[1] < start + length:
-                start_position, end_position = answer[0] - start + offset, answer[1] - start + offset
+                start_position = answer[0] - start + offset
+                end_position = answer[1] - start + offset
             elif is_training and not example.is_impossible:
                 unanswerable_in_window += 1
             pad = max_seq_length - len(ids)

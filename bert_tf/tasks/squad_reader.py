@@ -39,7 +39,8 @@ def load_squad_json(path):
     except json.JSONDecodeError as error:
         raise DataError(f"{path}: not valid JSON ({error.msg}, line {error.lineno}).") from None
     except (KeyError, TypeError):
-        raise DataError(f"{path}: expected a SQuAD object with a top-level \"data\" list.") from None
+        raise DataError(f"{path}: expected a SQuAD object with a top-level \"data\" "
+                        "list.") from None
     return data
 
 

@@ -9,6 +9,7 @@ from bert_tf.metrics import classification
 
 LABELS = [1, 1, 1, 0, 0, 0, 1, 0]
 PREDICTIONS = [1, 0, 1, 0, 1, 0, 1, 0]  # TP 3, FN 1, TN 3, FP 1
+X, Y = [1, 2, 3, 4, 5], [2, 4, 5, 4, 5]
 
 
 def test_accuracy_and_f1():
@@ -41,13 +42,13 @@ def test_matthews_multiclass_reduces_to_binary_formula():
 
 def test_pearson_by_hand():
     # dx = [-2,-1,0,1,2], dy = [-2,0,1,0,1]: sum dx·dy = 6, sum dx² = 10, sum dy² = 6.
-    assert classification.pearson([1, 2, 3, 4, 5], [2, 4, 5, 4, 5]) == pytest.approx(6 / math.sqrt(60))
+    assert classification.pearson(X, Y) == pytest.approx(6 / math.sqrt(60))
 
 
 def test_spearman_with_ties_by_hand():
     # Ranks of y with ties averaged: [1, 2.5, 4.5, 2.5, 4.5]; Pearson with ranks of x: 7/sqrt(90).
-    np.testing.assert_allclose(classification.average_ranks([2, 4, 5, 4, 5]), [1, 2.5, 4.5, 2.5, 4.5])
-    assert classification.spearman([1, 2, 3, 4, 5], [2, 4, 5, 4, 5]) == pytest.approx(7 / math.sqrt(90))
+    np.testing.assert_allclose(classification.average_ranks(Y), [1, 2.5, 4.5, 2.5, 4.5])
+    assert classification.spearman(X, Y) == pytest.approx(7 / math.sqrt(90))
     # Any monotone map has Spearman 1.
     assert classification.spearman([0.1, 0.5, 0.2], [1, 100, 10]) == pytest.approx(1.0)
 

@@ -16,7 +16,8 @@ def test_bio_file_counts():
     with open(TESTDATA / "conlleval_bio.txt") as f:
         counts = conlleval.evaluate_conll_lines(f)
     overall = counts.overall()
-    assert (overall["tokens"], overall["phrases"], overall["found"], overall["correct"]) == (12, 4, 6, 3)
+    counted = (overall["tokens"], overall["phrases"], overall["found"], overall["correct"])
+    assert counted == (12, 4, 6, 3)
     assert overall["accuracy"] == pytest.approx(75.0)
     assert overall["precision"] == pytest.approx(50.0)
     assert overall["recall"] == pytest.approx(75.0)

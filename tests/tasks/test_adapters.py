@@ -17,7 +17,8 @@ from bert_tf.tasks.table_reader import DataError
 from bert_tf.tokenization.bert_preprocessor import BertPreprocessor
 from bert_tf.tokenization.bert_tokenizer import BertTokenizer
 
-SWAG_HEADER = "video-id,fold-ind,startphrase,sent1,sent2,gold-source,ending0,ending1,ending2,ending3,label\n"
+SWAG_HEADER = ("video-id,fold-ind,startphrase,sent1,sent2,gold-source,"
+               "ending0,ending1,ending2,ending3,label\n")
 
 
 @pytest.fixture(scope="module")
