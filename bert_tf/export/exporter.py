@@ -19,12 +19,7 @@ from absl import logging
 from bert_tf.export import op_audit
 from bert_tf.export.choice_serving import MultipleChoiceServing
 from bert_tf.export.hub_modules import HubEncoderModule, PreprocessorModule
-from bert_tf.export.serving_module import (
-    ClassifierServing,
-    EncoderServing,
-    PretrainerServing,
-    captured_variables,
-)
+from bert_tf.export.serving_module import ClassifierServing, EncoderServing, PretrainerServing
 from bert_tf.export.span_serving import SpanServing
 from bert_tf.export.task_models import TASKS, load_task_model, tokenizer_settings
 from bert_tf.export.token_serving import TokenClassifierServing
@@ -72,13 +67,7 @@ def build_export_module(model_dir, task, seq_length=None, text_pair=False):
 
 def save_module(module, export_path):
     """Saves an export module with its signatures (`module.signatures()`)."""
-    signatures = module.signatures()
-    # A Keras 3 variable wraps a tf.Variable that SavedModel does not save as an object of its
-    # own, so TF1-style loaders (TF Serving, `saved_model_cli run`) would not restore what the
-    # functions read. Tracking the captured tf.Variables themselves fixes that (Keras'
-    # ExportArchive does the same).
-    module.serving_variables = captured_variables(signatures.values())
-    tf.saved_model.save(module, export_path, signatures=signatures)
+    tf.saved_model.save(module, export_path, signatures=module.signatures())
 
 
 def export_saved_model(model_dir, export_dir, task, seq_length=None, version=None,

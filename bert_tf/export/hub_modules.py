@@ -12,6 +12,8 @@ Users of `hub.KerasLayer` / `keras.layers.TFSMLayer` swap these in for TF Hub's
     # Keras: keras.layers.TFSMLayer(encoder_path)(keras.layers.TFSMLayer(preprocessor_path)(text))
 """
 
+import types
+
 import tensorflow as tf
 
 from bert_tf.export.serving_module import captured_variables
@@ -118,17 +120,18 @@ class HubEncoderModule(tf.Module):
 
     def __init__(self, encoder):
         super().__init__(name="bert_encoder")
-        self._encoder = encoder
+        # Untracked, with its tf.Variables tracked instead (see BertServingModule.__init__).
+        self._keras = types.SimpleNamespace(encoder=encoder)
         functions = [self.__call__.get_concrete_function(_encoder_input_specs(), training=training)
                      for training in (False, True)]
-        # The tf.Variables the functions read (not the Keras wrappers; see exporter.save_module).
+        # The tf.Variables the functions read: TF Hub's reusable SavedModel attributes.
         self.variables = captured_variables(functions)
         self.trainable_variables = captured_variables(functions, trainable=True)
         self.regularization_losses = []
 
     @tf.function(autograph=False)
     def __call__(self, inputs, training=False):
-        outputs = self._encoder(inputs, training=training)
+        outputs = self._keras.encoder(inputs, training=training)
         return {"pooled_output": outputs["pooled_output"],
                 "sequence_output": outputs["sequence_output"],
                 "encoder_outputs": list(outputs["encoder_outputs"])}

@@ -7,6 +7,7 @@ themselves. Subclasses (one per task) turn model outputs into named serving outp
 """
 
 import functools
+import types
 
 import tensorflow as tf
 
@@ -45,7 +46,9 @@ class BertServingModule(tf.Module):
         if not 2 < seq_length <= max_length:
             raise ValueError(f"seq_length must be in 3..{max_length} (the model's "
                              f"max_position_embeddings); received {seq_length}.")
-        self.model = task_model.model
+        # Held untracked: SavedModel would save each Keras variable twice (its wrapper and its
+        # tf.Variable). `signatures()` tracks the tf.Variables the functions read instead.
+        self._keras = types.SimpleNamespace(model=task_model.model)
         self.preprocessor = BertPreprocessor(
             task_model.vocab_file, lower_case=task_model.lower_case, seq_length=seq_length)
         # The vocab travels with the SavedModel (assets/vocab.txt) and survives a re-save.
@@ -53,6 +56,11 @@ class BertServingModule(tf.Module):
         self.text_inputs = PAIR_TEXT if text_pair else SINGLE_TEXT
         self.label_names = task_model.label_names
         self.seq_length = seq_length
+
+    @property
+    def model(self):
+        """The Keras model (not saved as an object; its variables are)."""
+        return self._keras.model
 
     def pack(self, texts):
         """Packs a dict of string tensors `[B]` into the encoder inputs `[B, seq_length]`."""
@@ -83,10 +91,14 @@ class BertServingModule(tf.Module):
                            for name in ENCODER_INPUTS}
         # No autograph: nothing branches on tensor values, and tracing is faster without it.
         trace = functools.partial(tf.function, autograph=False)
-        return {
+        signatures = {
             "serving_default": trace(serving_default).get_concrete_function(**self.text_specs()),
             "serve_tokenized": trace(serve_tokenized).get_concrete_function(**tokenized_specs),
         }
+        # Tracked as plain tf.Variables, so TF1-style loaders (TF Serving's C++ loader,
+        # `saved_model_cli run`) restore exactly what the functions read.
+        self.serving_variables = captured_variables(signatures.values())
+        return signatures
 
 
 class EncoderServing(BertServingModule):

@@ -119,3 +119,14 @@ def test_concurrent_requests_match_serial(fresh):
 
 def test_export_has_vocab_asset(tiny_classifier):
     assert os.listdir(os.path.join(tiny_classifier[1], "assets")) == ["vocab.txt"]
+
+
+def _bytes(folder, prefix):
+    return sum(os.path.getsize(os.path.join(folder, name)) for name in os.listdir(folder)
+               if name.startswith(prefix))
+
+
+def test_export_stores_each_weight_once(minilm_encoder_export, minilm_model_dir):
+    weights = _bytes(minilm_model_dir, "model.ckpt.data")
+    exported = _bytes(os.path.join(minilm_encoder_export, "variables"), "variables.data")
+    assert 0.99 * weights < exported < 1.05 * weights
