@@ -26,6 +26,8 @@ flags.DEFINE_string("dev_file", None, "Dev file (default: data_dir/dev.txt).")
 flags.DEFINE_string("test_file", None, "Test file (default: data_dir/test.txt).")
 flags.DEFINE_float("dev_fraction", 0.0, "Split this fraction of the training sentences off as "
                    "the dev set (seeded by --seed) instead of reading a dev file.")
+flags.DEFINE_string("tfds_data_dir", None, "Read a prepared TFDS conll2003 from here instead "
+                    "(splits train, dev, test; its tag names).")
 flags.DEFINE_integer("label_column", -1, "Field holding the tag (default: the last).")
 flags.DEFINE_list("label_names", None,
                   "Tag list in id order (default: the training tags, O first).")
@@ -38,6 +40,12 @@ def _path(explicit, name):
     if not FLAGS.data_dir:
         raise DataError(f"Give --data_dir or --{name}_file.")
     return os.path.join(FLAGS.data_dir, f"{name}.txt")
+
+
+def _read(split, explicit):
+    if FLAGS.tfds_data_dir:
+        return conll.read_tfds_conll(split, FLAGS.tfds_data_dir)[0]
+    return conll.read_conll(_path(explicit, split), FLAGS.label_column)
 
 
 def _label_names(config):
@@ -54,13 +62,15 @@ def _build_adapter(config):
     train = dev = test = None
     names = _label_names(config)
     if FLAGS.do_train or names is None:
-        train = conll.read_conll(_path(FLAGS.train_file, "train"), FLAGS.label_column)
+        train = _read("train", FLAGS.train_file)
     if FLAGS.dev_fraction > 0:
         train, dev = conll.split_sentences(train, FLAGS.dev_fraction, seed=config.seed)
     elif FLAGS.do_eval:
-        dev = conll.read_conll(_path(FLAGS.dev_file, "dev"), FLAGS.label_column)
+        dev = _read("dev", FLAGS.dev_file)
     if FLAGS.do_predict:
-        test = conll.read_conll(_path(FLAGS.test_file, "test"), FLAGS.label_column)
+        test = _read("test", FLAGS.test_file)
+    if FLAGS.tfds_data_dir and names is None:
+        names = conll.read_tfds_conll("train", FLAGS.tfds_data_dir)[1]
     names = names or conll.label_names_of(train)
 
     def featurize(sentences):

@@ -56,6 +56,35 @@ def read_conll(path, label_column=-1):
     return TaggedSentences(sentences, tags, path)
 
 
+def read_tfds_conll(split, data_dir, name="conll2003"):
+    """Sentences of a prepared TFDS `conll2003` split (`train`, `dev`, `test`); no download.
+
+    Returns:
+      (TaggedSentences, the TFDS tag names in id order).
+
+    Raises:
+      FileNotFoundError: the dataset is not prepared under `data_dir`.
+    """
+    import tensorflow_datasets as tfds
+
+    builder = tfds.builder(name, data_dir=data_dir)
+    if not builder.is_prepared():
+        raise FileNotFoundError(f"TFDS dataset {name} is not prepared under {data_dir}; run "
+                                f"`tfds build {name} --data_dir={data_dir}` where there is "
+                                "internet, or pass the CoNLL column files.")
+    names = builder.info.features["ner"].feature.names
+    words, tags = [], []
+    for example in builder.as_dataset(split=split).as_numpy_iterator():
+        words.append([token.decode("utf-8") for token in example["tokens"]])
+        tags.append([names[i] for i in example["ner"]])
+        if len(words[-1]) != len(tags[-1]):
+            raise DataError(f"tfds:{name}/{split} sentence {len(words)}: {len(words[-1])} "
+                            f"tokens but {len(tags[-1])} ner tags.")
+    if not words:
+        raise DataError(f"tfds:{name}/{split} has no sentences.")
+    return TaggedSentences(words, tags, f"tfds:{name}/{split}"), tuple(names)
+
+
 def label_names_of(sentences):
     """Sorted tag set with "O" first (when present)."""
     names = sorted({tag for sentence in sentences.tags for tag in sentence})

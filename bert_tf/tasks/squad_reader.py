@@ -138,7 +138,7 @@ def tfds_squad_data(split, data_dir, version_2_with_negative=False):
         starts = [int(s) for s in example["answers"]["answer_start"]]
         qa = {"id": example["id"].decode("utf-8"), "question": example["question"].decode("utf-8"),
               "answers": [{"text": t, "answer_start": s} for t, s in zip(texts, starts)],
-              "is_impossible": not texts}
+              "is_impossible": bool(example.get("is_impossible", not texts))}
         paragraphs.setdefault(context, []).append(qa)
     return [{"title": name, "paragraphs": [{"context": c, "qas": qas}
                                            for c, qas in paragraphs.items()]}]

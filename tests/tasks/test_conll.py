@@ -97,3 +97,20 @@ def test_real_wnut16_file():
     assert len(names) == 21 and names[0] == "O"  # O + B-/I- of 10 types
     train, dev = conll.split_sentences(sentences, 0.2, seed=0)
     assert (len(train), len(dev)) == (1915, 479)
+
+
+def test_tfds_conll2003_on_a_mocked_prepared_dataset(tmp_path, monkeypatch):
+    import tensorflow as tf
+    import tensorflow_datasets as tfds
+
+    def as_dataset(self, split, **kwargs):
+        assert split == "dev"
+        return tf.data.Dataset.from_tensor_slices(
+            {"tokens": [["EU", "rejects", "Germans"]], "ner": [[3, 0, 7]]})
+
+    monkeypatch.setattr(tfds.core.DatasetBuilder, "is_prepared", lambda self: True)
+    with tfds.testing.mock_data(as_dataset_fn=as_dataset):
+        sentences, names = conll.read_tfds_conll("dev", str(tmp_path))
+    assert names == ("O", "B-PER", "I-PER", "B-ORG", "I-ORG", "B-LOC", "I-LOC", "B-MISC", "I-MISC")
+    assert sentences.words == [["EU", "rejects", "Germans"]]
+    assert sentences.tags == [["B-ORG", "O", "B-MISC"]]

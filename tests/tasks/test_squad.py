@@ -155,3 +155,15 @@ def test_bad_input(tokenizer, tmp_path):
     with pytest.raises(DataError, match=r"paragraphs\[0\].qas\[0\]: missing key 'id'"):
         squad_reader.parse_squad_examples(
             [{"paragraphs": [{"context": "c", "qas": [{"question": "q"}]}]}], is_training=False)
+
+
+def test_tfds_squad_v2_on_a_mocked_prepared_dataset(tmp_path, monkeypatch):
+    import tensorflow_datasets as tfds
+
+    with pytest.raises(FileNotFoundError, match="squad/v1.1 is not prepared"):
+        squad_reader.tfds_squad_data("train", str(tmp_path / "none"))
+    monkeypatch.setattr(tfds.core.DatasetBuilder, "is_prepared", lambda self: True)
+    with tfds.testing.mock_data(num_examples=4, policy=tfds.testing.MockPolicy.USE_CODE):
+        data = squad_reader.tfds_squad_data("validation", str(tmp_path), True)
+    examples, _ = squad_reader.parse_squad_examples(data, False, True, "tfds")
+    assert len(examples) == 4 and all(isinstance(e.context, str) for e in examples)
