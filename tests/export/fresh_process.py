@@ -4,6 +4,7 @@ Usage: python fresh_process.py REQUEST.json  (prints one JSON line)
 
 REQUEST: {"resave": [{"export", "to"}],                           # load, save again to `to`
           "calls": [{"export", "signature", "inputs", "out"}],   # outputs -> out (.npz)
+          "session_calls": [...same...],  # TF1 loader + Session, as TF Serving's C++ loader
           "threads": {"export", "signature", "inputs", "threads", "requests"}}
 String inputs are base64 (so invalid UTF-8 survives JSON); nested lists give [B, C] inputs.
 """
@@ -45,6 +46,17 @@ def _save(path, outputs):
                       for name, value in outputs.items()})
 
 
+def _session_call(call):
+    """Loads like TF Serving (import graph, run restore and init ops) and runs one signature."""
+    values = _numpy(_inputs(call["inputs"]))
+    with tf.Graph().as_default(), tf.compat.v1.Session() as session:
+        meta_graph = tf.compat.v1.saved_model.load(session, ["serve"], call["export"])
+        signature = meta_graph.signature_def[call["signature"]]
+        feeds = {signature.inputs[name].name: value for name, value in values.items()}
+        fetches = {name: info.name for name, info in signature.outputs.items()}
+        return session.run(fetches, feed_dict=feeds)
+
+
 def _threads(spec):
     function = tf.saved_model.load(spec["export"]).signatures[spec["signature"]]
     inputs = _inputs(spec["inputs"])
@@ -75,6 +87,8 @@ def main(request_path):
             loaded[call["export"]] = tf.saved_model.load(call["export"])
         outputs = loaded[call["export"]].signatures[call["signature"]](**_inputs(call["inputs"]))
         _save(call["out"], _numpy(outputs))
+    for call in request.get("session_calls", []):
+        _save(call["out"], _session_call(call))
     if "threads" in request:
         reply["threads"] = _threads(request["threads"])
     reply["bert_tf_imported"] = any(name.split(".")[0] == "bert_tf" for name in sys.modules)

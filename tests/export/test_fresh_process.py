@@ -20,6 +20,8 @@ pytestmark = pytest.mark.slow
 MINILM_TEXTS = [b"A man is eating food.", b"The quick brown fox jumps over the lazy dog!",
                 b"", b"caf\xc3\xa9 \xff naive"]
 BATCH_OF_1000 = [b"sport news number %d" % i for i in range(1000)]
+# Calls repeated through the TF1 loader + Session path.
+SESSION_CHECKED = ("minilm_text", "classifier")
 
 
 def _b64(texts):
@@ -51,18 +53,22 @@ def fresh(minilm_model_dir, minilm_encoder_export, tiny_classifier, tmp_path_fac
         "classifier_1000": (classifier_export, "serving_default", {"text": _b64(BATCH_OF_1000)}),
         "resaved": (resaved, "serving_default", {"text": _b64(TEXTS)}),
     }
+    session_calls = {f"{name}_session": calls[name] for name in SESSION_CHECKED}
     request = {
         "resave": [{"export": classifier_export, "to": resaved}],
         "calls": [{"export": path, "signature": signature, "inputs": inputs,
                    "out": str(root / f"{name}.npz")}
                   for name, (path, signature, inputs) in calls.items()],
+        "session_calls": [{"export": path, "signature": signature, "inputs": inputs,
+                           "out": str(root / f"{name}.npz")}
+                          for name, (path, signature, inputs) in session_calls.items()],
         "threads": {"export": classifier_export, "signature": "serving_default",
                     "inputs": {"text": _b64(TEXTS[:2])}, "threads": 8, "requests": 200},
     }
     request_path = root / "request.json"
     request_path.write_text(json.dumps(request))
     reply = run_fresh_python(str(request_path))
-    return reply, {name: load_npz(str(root / f"{name}.npz")) for name in calls}
+    return reply, {name: load_npz(str(root / f"{name}.npz")) for name in {**calls, **session_calls}}
 
 
 def test_fresh_process_imports_no_bert_tf(fresh):
@@ -80,6 +86,15 @@ def test_minilm_encoder_serving_default_matches_keras(fresh, minilm_model_dir):
     np.testing.assert_allclose(outputs["sequence_output"][mask],
                                expected["sequence_output"].numpy()[mask], atol=1e-5, rtol=0)
     assert outputs["sequence_output"].shape == (len(MINILM_TEXTS), 128, 384)
+
+
+def test_tf_serving_style_session_load_gives_the_same_outputs(fresh):
+    # TF Serving's C++ loader imports the graph and runs the restore op, like this TF1 path.
+    for name in SESSION_CHECKED:
+        eager, session = fresh[1][name], fresh[1][f"{name}_session"]
+        assert sorted(session) == sorted(eager)
+        for key in eager:
+            np.testing.assert_array_equal(session[key], eager[key])
 
 
 def test_minilm_serve_tokenized_equals_serving_default(fresh):
