@@ -56,22 +56,28 @@ _ENUMS = {"input_format": INPUT_FORMATS, "optimizer": OPTIMIZERS, "dtype": DTYPE
           "distribution_strategy": STRATEGIES}
 
 
-def _define_flags():
+def define_flags(flag_values=flags.FLAGS):
+    """Defines one flag per `PretrainingOptions` field (tests pass a fresh `FlagValues`)."""
     for field in dataclasses.fields(PretrainingOptions):
         name, default, help_text = field.name, field.default, _HELP[field.name]
         if name in _ENUMS:
-            flags.DEFINE_enum(name, default, _ENUMS[name], help_text)
+            flags.DEFINE_enum(name, default, _ENUMS[name], help_text, flag_values=flag_values)
         elif field.type is bool:
-            flags.DEFINE_bool(name, default, help_text)
+            flags.DEFINE_bool(name, default, help_text, flag_values=flag_values)
         elif field.type is int:
-            flags.DEFINE_integer(name, default, help_text)
+            flags.DEFINE_integer(name, default, help_text, flag_values=flag_values)
         elif field.type is float:
-            flags.DEFINE_float(name, default, help_text)
+            flags.DEFINE_float(name, default, help_text, flag_values=flag_values)
         else:
-            flags.DEFINE_string(name, default, help_text)
+            flags.DEFINE_string(name, default, help_text, flag_values=flag_values)
 
 
-_define_flags()
+def options_from_flags(flag_values=flags.FLAGS):
+    return PretrainingOptions(**{f.name: flag_values[f.name].value
+                                 for f in dataclasses.fields(PretrainingOptions)})
+
+
+define_flags()
 FLAGS = flags.FLAGS
 
 
@@ -84,8 +90,7 @@ def _log_progress(progress):
 
 def main(argv):
     del argv
-    options = PretrainingOptions(**{f.name: FLAGS[f.name].value
-                                    for f in dataclasses.fields(PretrainingOptions)})
+    options = options_from_flags()
     try:
         result = run_pretraining(options, progress_fn=_log_progress)
     except (PretrainingInputError, PermissionError, NonFiniteLossError) as error:
