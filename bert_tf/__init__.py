@@ -24,7 +24,8 @@ from bert_tf.models import (
     BertSpanLabeler,
     BertTokenClassifier,
 )
-from bert_tf.tokenization import BertPreprocessor, BertTokenizer
+from bert_tf.export import OpAuditError, audit_saved_model, export_saved_model
+from bert_tf.tokenization import BertPreprocessor, BertTokenizer, VocabError
 
 __all__ = [
     "BertClassifier",
@@ -37,10 +38,14 @@ __all__ = [
     "BertTokenClassifier",
     "BertTokenizer",
     "ConfigError",
+    "OpAuditError",
+    "VocabError",
     "__version__",
+    "audit_saved_model",
     "convert_checkpoint",
     "convert_huggingface_checkpoint",
     "export_huggingface_checkpoint",
+    "export_saved_model",
     "read_config",
     "restore_model_dir",
     "write_model_dir",
