@@ -3,9 +3,8 @@
 import keras
 import tensorflow as tf
 
-from bert_tf.layers.initializers import truncated_normal
 from bert_tf.models.bert_encoder import ENCODER_INPUTS, BertEncoder
-from bert_tf.models.task_model import BertTaskModel, head_dropout_rate
+from bert_tf.models.task_model import BertTaskModel, dropout_and_dense
 
 
 @keras.saving.register_keras_serializable(package="bert_tf")
@@ -56,10 +55,7 @@ class BertMultipleChoice(BertTaskModel):
     def __init__(self, encoder, num_choices, dropout_rate=None, **kwargs):
         if not isinstance(encoder, BertEncoder):
             raise TypeError(f"`encoder` must be a BertEncoder; received {type(encoder).__name__}.")
-        dropout = keras.layers.Dropout(head_dropout_rate(encoder, dropout_rate))
-        head = keras.layers.Dense(
-            1, kernel_initializer=truncated_normal(encoder.config.initializer_range),
-            dtype="float32", name="choice_logit")
+        dropout, head = dropout_and_dense(encoder, 1, dropout_rate, name="choice_logit")
         inputs = {name: keras.Input(shape=(num_choices, None), dtype="int32", name=name)
                   for name in ENCODER_INPUTS}
         fold = FoldChoices()

@@ -2,9 +2,8 @@
 
 import keras
 
-from bert_tf.layers.initializers import truncated_normal
 from bert_tf.models.bert_encoder import encoder_inputs
-from bert_tf.models.task_model import BertTaskModel, call_encoder, head_dropout_rate
+from bert_tf.models.task_model import BertTaskModel, call_encoder, dropout_and_dense
 
 
 @keras.saving.register_keras_serializable(package="bert_tf")
@@ -23,10 +22,7 @@ class BertTokenClassifier(BertTaskModel):
     """
 
     def __init__(self, encoder, num_classes, dropout_rate=None, **kwargs):
-        dropout = keras.layers.Dropout(head_dropout_rate(encoder, dropout_rate))
-        head = keras.layers.Dense(
-            num_classes, kernel_initializer=truncated_normal(encoder.config.initializer_range),
-            dtype="float32", name="logits")
+        dropout, head = dropout_and_dense(encoder, num_classes, dropout_rate, name="logits")
         inputs = encoder_inputs()
         logits = head(dropout(call_encoder(encoder, inputs)["sequence_output"]))
         super().__init__(encoder, inputs=inputs, outputs=logits, **kwargs)

@@ -2,12 +2,18 @@
 
 import keras
 
+from bert_tf.layers.initializers import truncated_normal
 from bert_tf.models.bert_encoder import ENCODER_INPUTS, BertEncoder
 
 
-def head_dropout_rate(encoder, dropout_rate):
-    """The head's dropout: the given rate, or the encoder's `hidden_dropout_prob` (paper)."""
-    return encoder.config.hidden_dropout_prob if dropout_rate is None else dropout_rate
+def dropout_and_dense(encoder, units, dropout_rate, name):
+    """A fine-tuning head: dropout (default: the encoder's `hidden_dropout_prob`, as in the
+    paper) then a float32 dense layer initialized like the encoder."""
+    rate = encoder.config.hidden_dropout_prob if dropout_rate is None else dropout_rate
+    dense = keras.layers.Dense(
+        units, kernel_initializer=truncated_normal(encoder.config.initializer_range),
+        dtype="float32", name=name)
+    return keras.layers.Dropout(rate), dense
 
 
 def call_encoder(encoder, inputs):
