@@ -81,14 +81,16 @@ def test_squad_v2_run_writes_prediction_files(tiny_model_dir, tmp_path):
     assert set(null_odds) == {"a", "b"} and all(np.isfinite(list(null_odds.values())))
 
 
-def test_tagging_run_writes_conlleval_predictions(tiny_model_dir, tmp_path):
+@pytest.mark.parametrize("strategy", ["one_device", "mirrored"])
+def test_tagging_run_writes_conlleval_predictions(tiny_model_dir, tmp_path, strategy):
     (tmp_path / "train.txt").write_text("John B-PER\nlives O\nin O\nParis B-LOC\n\n" * 4)
     sentences = conll.read_conll(str(tmp_path / "train.txt"))
     names = conll.label_names_of(sentences)
     tokenizer = BertTokenizer(os.path.join(tiny_model_dir, "vocab.txt"))
     pair = (sentences, conll.convert_sentences_to_features(sentences, tokenizer, names, 32))
     adapter = tagger_adapter(names, train=pair, dev=pair, test=pair, batch_size=4)
-    result = run_finetuning(adapter, _config(tiny_model_dir, tmp_path / "out"), do_predict=True)
+    config = _config(tiny_model_dir, tmp_path / "out", distribution_strategy=strategy)
+    result = run_finetuning(adapter, config, do_predict=True)  # mirrored: 2 logical CPUs
     assert result["eval"]["phrases"] == 8 and result["eval"]["tokens"] == 16
     lines = (tmp_path / "out" / "test_predictions.txt").read_text().splitlines()
     assert lines[0].split()[:2] == ["John", "B-PER"] and lines[4] == ""
