@@ -7,14 +7,7 @@ Example:
 
 __version__ = "0.1.0"
 
-from bert_tf.checkpoints import (
-    convert_checkpoint,
-    convert_huggingface_checkpoint,
-    export_huggingface_checkpoint,
-    read_config,
-    restore_model_dir,
-    write_model_dir,
-)
+# Import order matters: models before the modules that build on them.
 from bert_tf.configs import BertConfig, ConfigError
 from bert_tf.models import (
     BertClassifier,
@@ -24,8 +17,18 @@ from bert_tf.models import (
     BertSpanLabeler,
     BertTokenClassifier,
 )
-from bert_tf.export import OpAuditError, audit_saved_model, export_saved_model
+from bert_tf.layers.frozen_features import FrozenBertFeatures
+from bert_tf.checkpoints import (
+    convert_checkpoint,
+    convert_huggingface_checkpoint,
+    export_huggingface_checkpoint,
+    read_config,
+    restore_model_dir,
+    write_model_dir,
+)
 from bert_tf.tokenization import BertPreprocessor, BertTokenizer, VocabError
+from bert_tf.tasks.finetuning import FinetuneConfig, run_finetuning
+from bert_tf.export import OpAuditError, audit_saved_model, export_saved_model
 
 __all__ = [
     "BertClassifier",
@@ -38,6 +41,8 @@ __all__ = [
     "BertTokenClassifier",
     "BertTokenizer",
     "ConfigError",
+    "FinetuneConfig",
+    "FrozenBertFeatures",
     "OpAuditError",
     "VocabError",
     "__version__",
@@ -48,5 +53,6 @@ __all__ = [
     "export_saved_model",
     "read_config",
     "restore_model_dir",
+    "run_finetuning",
     "write_model_dir",
 ]
