@@ -213,13 +213,13 @@ def run_training(trainer, train_dataset_fn, global_batch_size, num_train_steps, 
     while step < num_train_steps:
         limit = min([num_train_steps] + [(step // b + 1) * b for b in boundaries if b])
         count = min(steps_per_loop, limit - step)
-        learning_rate = float(current_learning_rate(trainer.optimizer))
         loop_start = time.perf_counter()
         loss, sums, bad_step, done = trainer.loop_fn(iterator, tf.constant(count, tf.int32))
         if int(bad_step) >= 0:
             raise NonFiniteLossError(int(bad_step), checkpoint.latest)
         step = int(trainer.step.numpy())
         seconds = time.perf_counter() - loop_start
+        learning_rate = float(current_learning_rate(trainer.optimizer))  # of the next step
         train_metrics = {"loss": float(loss), **_ratios(sums)}
         write("train", step, {**train_metrics, "learning_rate": learning_rate})
         if progress_fn is not None:
