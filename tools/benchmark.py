@@ -1,58 +1,126 @@
-"""Throughput benchmarks, run by hand (never as tests).
+"""Throughput benchmarks of every hot path, run by hand (never as tests).
 
   python tools/benchmark.py --what=encoder --bert_config_file=official_configs/bert_config_base.json \
-      --batch_size=8 --seq_length=128 --dtype=mixed_bfloat16 --enable_xla
+      --batch_size=8 --seq_length=128 --dtype=float32 --dtype=mixed_bfloat16
+  python tools/benchmark.py --what=pretrain --bert_config_file=official_configs/bert_config_mini.json \
+      --batch_size=32 --seq_length=128 --max_predictions_per_seq=20 --xla=off --xla=on
+  python tools/benchmark.py --what=tokenize
+  python tools/benchmark.py --what=data
+  python tools/benchmark.py --what=export --model_dir=/tmp/minilm
 
-Prints one JSON row per measurement; peers (keras-hub, Hugging Face tokenizers) run in the
-same process where installed, so ratios compare like with like on a noisy machine.
+Prints one JSON row per measurement. Peers (keras-hub, Hugging Face `tokenizers`) run in the
+same process where installed (`pip install -e '.[bench]'`), so ratios compare like with like
+on a noisy machine.
 """
 
+import gzip
 import json
+import os
 
 from absl import app, flags
 
 from bert_tf.benchmarking.encoder_inference import benchmark_encoder_inference
+from bert_tf.benchmarking.flops import pretraining_flops
+from bert_tf.benchmarking.keras_hub_masked_lm import benchmark_keras_hub_masked_lm
 from bert_tf.configs import BertConfig
+from bert_tf.data.benchmark_data import (benchmark_create_pretraining_data,
+                                         benchmark_dynamic_pretraining)
+from bert_tf.export.benchmark_export import benchmark_export
+from bert_tf.tokenization.benchmark_tokenize import benchmark_tokenize
+from bert_tf.training.benchmark_pretrain import benchmark_pretrain_step, synthetic_batch
+
+CORPUS_DIR = os.path.join(os.path.dirname(__file__), "..", "bert_tf", "data", "corpus")
 
 FLAGS = flags.FLAGS
-flags.DEFINE_enum("what", "encoder", ["encoder"], "Which hot path to measure.")
+flags.DEFINE_enum("what", "encoder", ["encoder", "pretrain", "tokenize", "data", "export"],
+                  "Which hot path to measure.")
 flags.DEFINE_string("bert_config_file", "official_configs/bert_config_base.json",
-                    "Model shape (bert_config.json).")
+                    "Model shape (bert_config.json) for encoder/pretrain.")
 flags.DEFINE_integer("batch_size", 8, "Sequences per step.")
 flags.DEFINE_integer("seq_length", 128, "Tokens per sequence.")
+flags.DEFINE_integer("max_predictions_per_seq", 20, "Masked-LM predictions per sequence.")
 flags.DEFINE_multi_enum("dtype", ["float32"], ["float32", "mixed_bfloat16", "mixed_float16"],
                         "Keras dtype policies to measure (repeat the flag for several).")
 flags.DEFINE_multi_enum("xla", ["off"], ["off", "on"], "XLA jit_compile settings to measure.")
+flags.DEFINE_multi_integer("steps_per_loop", [1], "Pretrain: steps per compiled loop call.")
 flags.DEFINE_integer("repeats", 5, "Timed repeats per measurement; the median is reported.")
+flags.DEFINE_string("vocab_file", os.path.join(CORPUS_DIR, "vocab.txt"), "Tokenize/data vocab.")
+flags.DEFINE_string("text_file", os.path.join(CORPUS_DIR, "train.txt.gz"),
+                    "Tokenize/data: real text, one sentence per line.")
+flags.DEFINE_string("model_dir", None, "Export: the model directory to export.")
 
 
-def _print_row(row):
-    print(json.dumps({k: round(v, 2) if isinstance(v, float) else v for k, v in row.items()}),
+def _print(row):
+    print(json.dumps({k: round(v, 3) if isinstance(v, float) else v for k, v in row.items()}),
           flush=True)
 
 
-def _with_ratios(rows, peer="keras_hub"):
-    """Adds `vs_peer`: our rate over the peer's, for rows measured in the same setting."""
-    peer_rate = {(r["policy"], r["xla"]): r["seq_per_s"] for r in rows
-                 if r.get("implementation") == peer and "seq_per_s" in r}
-    for row in rows:
-        key = (row.get("policy"), row.get("xla"))
-        if row.get("implementation") != peer and key in peer_rate:
-            row["vs_" + peer] = row["seq_per_s"] / peer_rate[key]
-    return rows
-
-
-def main(argv):
-    del argv
-    config = BertConfig.from_json_file(FLAGS.bert_config_file)
+def _encoder(config):
     rows = []
     for dtype in FLAGS.dtype:
         for xla in FLAGS.xla:
             rows += benchmark_encoder_inference(
                 config, FLAGS.batch_size, FLAGS.seq_length, policy=dtype,
                 jit_compile=xla == "on", repeats=FLAGS.repeats)
-    for row in _with_ratios(rows):
-        _print_row(row)
+    peer = {(r["policy"], r["xla"]): r["seq_per_s"] for r in rows
+            if r.get("implementation") == "keras_hub" and "seq_per_s" in r}
+    for row in rows:
+        key = (row.get("policy"), row.get("xla"))
+        if row.get("implementation") == "bert_tf" and key in peer:
+            row["vs_keras_hub"] = row["seq_per_s"] / peer[key]
+        _print(row)
+
+
+def _pretrain(config):
+    flops = pretraining_flops(config, FLAGS.seq_length, FLAGS.max_predictions_per_seq)
+    batch = synthetic_batch(config, FLAGS.batch_size, FLAGS.seq_length,
+                            FLAGS.max_predictions_per_seq)
+    for dtype in FLAGS.dtype:
+        for xla in FLAGS.xla:
+            try:
+                peer = benchmark_keras_hub_masked_lm(config, batch, dtype=dtype,
+                                                     jit_compile=xla == "on")
+                peer["gflop_per_s"] = flops * peer["sequences_per_second"] / 1e9
+                _print(peer)
+            except ImportError as error:
+                peer = None
+                _print({"implementation": "keras_hub", "error": f"not installed ({error})"})
+            for steps in FLAGS.steps_per_loop:
+                row = benchmark_pretrain_step(
+                    config, FLAGS.batch_size, FLAGS.seq_length, FLAGS.max_predictions_per_seq,
+                    dtype=dtype, jit_compile=xla == "on", steps_per_loop=steps,
+                    repeats=FLAGS.repeats)
+                row = {"implementation": "bert_tf", **row,
+                       "gflop_per_s": flops * row["sequences_per_second"] / 1e9}
+                if peer:
+                    row["vs_keras_hub"] = row["sequences_per_second"] / peer["sequences_per_second"]
+                _print(row)
+
+
+def _read_lines(path, limit=8192):
+    opener = gzip.open if path.endswith(".gz") else open
+    with opener(path, "rt", encoding="utf-8") as f:
+        return [line.strip() for line, _ in zip(f, range(limit)) if line.strip()]
+
+
+def main(argv):
+    del argv
+    if FLAGS.what in ("encoder", "pretrain"):
+        config = BertConfig.from_json_file(FLAGS.bert_config_file)
+        (_encoder if FLAGS.what == "encoder" else _pretrain)(config)
+    elif FLAGS.what == "tokenize":
+        for row in benchmark_tokenize(FLAGS.vocab_file, _read_lines(FLAGS.text_file),
+                                      repeats=FLAGS.repeats):
+            _print(row)
+    elif FLAGS.what == "data":
+        for row in benchmark_create_pretraining_data(FLAGS.text_file, FLAGS.vocab_file):
+            _print(row)
+        _print(benchmark_dynamic_pretraining(FLAGS.text_file, FLAGS.vocab_file))
+    else:
+        if not FLAGS.model_dir:
+            raise app.UsageError("--what=export needs --model_dir.")
+        for row in benchmark_export(FLAGS.model_dir, repeats=FLAGS.repeats):
+            _print(row)
 
 
 if __name__ == "__main__":
