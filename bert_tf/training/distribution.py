@@ -46,7 +46,13 @@ def get_strategy(name, tpu_address="", num_gpus=None):
                 raise ValueError(f"num_gpus={num_gpus} but this machine has {len(devices)} "
                                  f"device(s): {devices}.")
             devices = devices[:num_gpus]
-        return tf.distribute.MirroredStrategy(devices)
+        if tf.config.list_logical_devices("GPU"):
+            return tf.distribute.MirroredStrategy(devices)
+        # Over CPU devices, reduce on one device rather than with collective ops: a second
+        # MirroredStrategy in the same process reuses collective instance keys and fails
+        # with "Shape mismatch in the collective instance".
+        return tf.distribute.MirroredStrategy(
+            devices, cross_device_ops=tf.distribute.ReductionToOneDevice())
     if name == "multi_worker_mirrored":
         _check_tf_config()
         return tf.distribute.MultiWorkerMirroredStrategy()

@@ -42,7 +42,7 @@ def static_wwm_records(tmp_path_factory):
 @pytest.fixture(scope="session")
 def static_batch(static_records):
     """All of `static_records` as one model-input dict of numpy arrays."""
-    import pretraining_stats
+    from tests.data import pretraining_stats
     from bert_tf.data import pretraining_dataset
 
     dataset = pretraining_dataset.pretraining_dataset(static_records["output_files"], 512, 128, 20, is_training=False)
