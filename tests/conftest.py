@@ -51,3 +51,18 @@ def minilm_model_dir(minilm_hf_dir, tmp_path_factory):
     model_dir = str(tmp_path_factory.mktemp("minilm_model_dir"))
     convert_huggingface_checkpoint(minilm_hf_dir, model_dir)
     return model_dir
+
+
+@pytest.fixture(scope="module")
+def tiny_model_dir(minilm_hf_dir, tmp_path_factory):
+    """A randomly initialised 2-layer model directory with the real MiniLM vocab."""
+    from bert_tf.checkpoints.model_dir import write_model_dir
+    from bert_tf.configs import BertConfig
+    from bert_tf.models import BertEncoder
+
+    config = BertConfig(vocab_size=30522, hidden_size=16, num_hidden_layers=2,
+                        num_attention_heads=2, intermediate_size=32, max_position_embeddings=64)
+    model_dir = str(tmp_path_factory.mktemp("tiny_pretrained"))
+    write_model_dir(model_dir, config, os.path.join(minilm_hf_dir, "vocab.txt"),
+                    encoder=BertEncoder(config))
+    return model_dir

@@ -11,9 +11,7 @@ import time
 
 import pytest
 
-from bert_tf.checkpoints.model_dir import read_model_info, write_model_dir
-from bert_tf.configs import BertConfig
-from bert_tf.models.bert_encoder import BertEncoder
+from bert_tf.checkpoints.model_dir import read_model_info
 
 HEADER = "Quality\t#1 ID\t#2 ID\t#1 String\t#2 String\n"
 WORDS = ["the", "cat", "dog", "sat", "ran", "on", "a", "mat", "park", "big"]
@@ -32,16 +30,6 @@ def _mrpc(folder, rows, seed):
         (folder / name).write_text(HEADER + "".join(lines))
     (folder / "test.tsv").write_text("index\t#1 ID\t#2 ID\t#1 String\t#2 String\n"
                                      "0\t1\t2\tthe cat\tthe dog\n1\t3\t4\ta mat\tbig park\n")
-
-
-@pytest.fixture(scope="module")
-def tiny_model_dir(minilm_hf_dir, tmp_path_factory):
-    config = BertConfig(vocab_size=30522, hidden_size=16, num_hidden_layers=2,
-                        num_attention_heads=2, intermediate_size=32, max_position_embeddings=64)
-    model_dir = str(tmp_path_factory.mktemp("tiny_pretrained"))
-    write_model_dir(model_dir, config, os.path.join(minilm_hf_dir, "vocab.txt"),
-                    encoder=BertEncoder(config))
-    return model_dir
 
 
 def _command(data_dir, model_dir, output_dir, *extra):

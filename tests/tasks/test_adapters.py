@@ -7,9 +7,7 @@ import os
 import numpy as np
 import pytest
 
-from bert_tf.checkpoints.model_dir import read_model_info, write_model_dir
-from bert_tf.configs import BertConfig
-from bert_tf.models.bert_encoder import BertEncoder
+from bert_tf.checkpoints.model_dir import read_model_info
 from bert_tf.tasks import conll, squad_features, squad_reader, swag
 from bert_tf.tasks.adapters import choice_adapter, squad_adapter, tagger_adapter
 from bert_tf.tasks.finetuning import FinetuneConfig, run_finetuning
@@ -19,16 +17,6 @@ from bert_tf.tokenization.bert_tokenizer import BertTokenizer
 
 SWAG_HEADER = ("video-id,fold-ind,startphrase,sent1,sent2,gold-source,"
                "ending0,ending1,ending2,ending3,label\n")
-
-
-@pytest.fixture(scope="module")
-def tiny_model_dir(minilm_hf_dir, tmp_path_factory):
-    config = BertConfig(vocab_size=30522, hidden_size=16, num_hidden_layers=2,
-                        num_attention_heads=2, intermediate_size=32, max_position_embeddings=64)
-    model_dir = str(tmp_path_factory.mktemp("tiny_pretrained"))
-    write_model_dir(model_dir, config, os.path.join(minilm_hf_dir, "vocab.txt"),
-                    encoder=BertEncoder(config))
-    return model_dir
 
 
 def _config(model_dir, output_dir, **overrides):
