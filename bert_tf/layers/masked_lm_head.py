@@ -53,10 +53,13 @@ class MaskedLMHead(keras.layers.Layer):
         """Returns float32 logits `[B, P, V]` at `masked_lm_positions` `[B, P]`."""
         gathered = tf.gather(sequence_output, masked_lm_positions, batch_dims=1)  # [B, P, H]
         hidden = self.layer_norm(self.transform(gathered))
-        hidden = tf.cast(hidden, self.compute_dtype)
+        # One [B·P, H] x [H, V] matmul: a batched [B, P, H] x [V, H]ᵀ broadcast would give
+        # the table a [B, V, H] gradient summed over B, which costs more than the matmul.
+        hidden = tf.reshape(tf.cast(hidden, self.compute_dtype), [-1, tf.shape(hidden)[-1]])
         table = tf.cast(self.embedding_layer.embeddings, self.compute_dtype)  # [V, H]
-        logits = tf.matmul(hidden, table, transpose_b=True)
-        return tf.cast(logits, tf.float32) + tf.cast(self.output_bias, tf.float32)
+        logits = tf.matmul(hidden, table, transpose_b=True)  # [B·P, V]
+        logits = tf.cast(logits, tf.float32) + tf.cast(self.output_bias, tf.float32)
+        return tf.reshape(logits, tf.concat([tf.shape(masked_lm_positions), [-1]], 0))
 
     def compute_output_shape(self, sequence_output_shape, masked_lm_positions_shape):
         return tuple(masked_lm_positions_shape) + (self.embedding_layer.input_dim,)

@@ -4,7 +4,8 @@ google-research's `AdamWeightDecayOptimizer` is Adam with decoupled weight decay
 Hutter) that skips LayerNorm and bias variables, global-norm clipping at 1.0 and a learning
 rate that rises linearly over `num_warmup_steps`, then falls linearly to 0 at
 `num_train_steps`. Keras 3's `AdamW` and `Lamb` give the update rules (Keras adds Adam's bias
-correction, which google-research left out); this module configures them the BERT way.
+correction, which google-research left out); this module configures them the BERT way and
+runs AdamW's step in TensorFlow's fused Adam kernel.
 """
 
 import keras
@@ -55,6 +56,37 @@ class WarmupLinearDecay(keras.optimizers.schedules.LearningRateSchedule):
                 "end_learning_rate": self.end_learning_rate}
 
 
+@keras.saving.register_keras_serializable(package="bert_tf")
+class FusedAdamW(keras.optimizers.AdamW):
+    """Keras's `AdamW` with the Adam step in TensorFlow's fused `ResourceApplyAdam` kernel.
+
+    Keras writes Adam as about ten element-wise ops per variable, each a pass over memory;
+    the fused kernel reads and writes `var`, `m` and `v` once, with the same formula (the
+    "epsilon hat" form Keras uses: lr·√(1-β₂ᵗ)/(1-β₁ᵗ) · m / (√v + ε)). On the BERT
+    embedding table that is most of the optimizer's time. Sparse gradients and AMSGrad fall
+    back to Keras's own step. Slots, weight decay and serialization are Keras's.
+
+    Example:
+    >>> v = keras.Variable([1.0, 2.0])
+    >>> _ = FusedAdamW(0.1, weight_decay=0.0).apply_gradients([(tf.constant([1.0, -1.0]), v)])
+    >>> [round(float(x), 4) for x in v.numpy()]
+    [0.9, 2.1]
+    """
+
+    def update_step(self, gradient, variable, learning_rate):
+        if isinstance(gradient, tf.IndexedSlices) or self.amsgrad:
+            return super().update_step(gradient, variable, learning_rate)
+        dtype = variable.dtype
+        index = self._get_variable_index(variable)
+        step = tf.cast(self.iterations + 1, dtype)
+        beta_1, beta_2 = tf.cast(self.beta_1, dtype), tf.cast(self.beta_2, dtype)
+        tf.raw_ops.ResourceApplyAdam(
+            var=variable.handle, m=self._momentums[index].value.handle,
+            v=self._velocities[index].value.handle, beta1_power=tf.pow(beta_1, step),
+            beta2_power=tf.pow(beta_2, step), lr=tf.cast(learning_rate, dtype), beta1=beta_1,
+            beta2=beta_2, epsilon=tf.cast(self.epsilon, dtype), grad=tf.cast(gradient, dtype))
+
+
 def create_optimizer(name, learning_rate, num_train_steps, num_warmup_steps, weight_decay=0.01,
                      beta_1=0.9, beta_2=0.999, epsilon=1e-6, clip_norm=1.0, dtype="float32"):
     """The BERT optimizer: `adamw` (paper) or `lamb` (You et al. 2020, large batches).
@@ -76,12 +108,12 @@ def create_optimizer(name, learning_rate, num_train_steps, num_warmup_steps, wei
     Example:
     >>> optimizer = create_optimizer("adamw", 1e-4, 1000, 100)
     >>> type(optimizer).__name__
-    'AdamW'
+    'FusedAdamW'
     """
     if name not in OPTIMIZERS:
         raise ValueError(f"Unknown optimizer {name!r}; choose one of {list(OPTIMIZERS)}.")
     schedule = WarmupLinearDecay(learning_rate, num_train_steps, num_warmup_steps)
-    optimizer_class = keras.optimizers.AdamW if name == "adamw" else keras.optimizers.Lamb
+    optimizer_class = FusedAdamW if name == "adamw" else keras.optimizers.Lamb
     optimizer = optimizer_class(
         learning_rate=schedule, weight_decay=weight_decay, beta_1=beta_1, beta_2=beta_2,
         epsilon=epsilon, global_clipnorm=clip_norm)
