@@ -21,13 +21,14 @@ from absl import app, flags
 
 from bert_tf.benchmarking.encoder_inference import benchmark_encoder_inference
 from bert_tf.benchmarking.flops import pretraining_flops
-from bert_tf.benchmarking.keras_hub_masked_lm import benchmark_keras_hub_masked_lm
+from bert_tf.benchmarking.keras_hub_masked_lm import keras_hub_masked_lm_runner
+from bert_tf.benchmarking.timing import interleaved_median_seconds
 from bert_tf.configs import BertConfig
 from bert_tf.data.benchmark_data import (benchmark_create_pretraining_data,
                                          benchmark_dynamic_pretraining)
 from bert_tf.export.benchmark_export import benchmark_export
 from bert_tf.tokenization.benchmark_tokenize import benchmark_tokenize
-from bert_tf.training.benchmark_pretrain import benchmark_pretrain_step, synthetic_batch
+from bert_tf.training.benchmark_pretrain import pretrain_step_runner, synthetic_batch
 
 CORPUS_DIR = os.path.join(os.path.dirname(__file__), "..", "bert_tf", "data", "corpus")
 
@@ -43,6 +44,8 @@ flags.DEFINE_multi_enum("dtype", ["float32"], ["float32", "mixed_bfloat16", "mix
                         "Keras dtype policies to measure (repeat the flag for several).")
 flags.DEFINE_multi_enum("xla", ["off"], ["off", "on"], "XLA jit_compile settings to measure.")
 flags.DEFINE_multi_integer("steps_per_loop", [1], "Pretrain: steps per compiled loop call.")
+flags.DEFINE_integer("steps_per_repeat", 10, "Pretrain: steps per timed repeat, a multiple of "
+                     "every --steps_per_loop.")
 flags.DEFINE_integer("repeats", 5, "Timed repeats per measurement; the median is reported.")
 flags.DEFINE_string("vocab_file", os.path.join(CORPUS_DIR, "vocab.txt"), "Tokenize/data vocab.")
 flags.DEFINE_string("text_file", os.path.join(CORPUS_DIR, "train.txt.gz"),
@@ -75,25 +78,32 @@ def _pretrain(config):
     flops = pretraining_flops(config, FLAGS.seq_length, FLAGS.max_predictions_per_seq)
     batch = synthetic_batch(config, FLAGS.batch_size, FLAGS.seq_length,
                             FLAGS.max_predictions_per_seq)
+    steps = FLAGS.steps_per_repeat
     for dtype in FLAGS.dtype:
         for xla in FLAGS.xla:
+            settings = {"dtype": dtype, "xla": xla, "batch_size": FLAGS.batch_size,
+                        "seq_length": FLAGS.seq_length,
+                        "max_predictions": FLAGS.max_predictions_per_seq}
+            runners = {}
             try:
-                peer = benchmark_keras_hub_masked_lm(config, batch, dtype=dtype,
-                                                     jit_compile=xla == "on")
-                peer["gflop_per_s"] = flops * peer["sequences_per_second"] / 1e9
-                _print(peer)
+                runners["keras_hub_BertMaskedLM.fit"] = keras_hub_masked_lm_runner(
+                    config, batch, steps, dtype=dtype, jit_compile=xla == "on")
             except ImportError as error:
-                peer = None
                 _print({"implementation": "keras_hub", "error": f"not installed ({error})"})
-            for steps in FLAGS.steps_per_loop:
-                row = benchmark_pretrain_step(
-                    config, FLAGS.batch_size, FLAGS.seq_length, FLAGS.max_predictions_per_seq,
-                    dtype=dtype, jit_compile=xla == "on", steps_per_loop=steps,
-                    repeats=FLAGS.repeats)
-                row = {"implementation": "bert_tf", **row,
-                       "gflop_per_s": flops * row["sequences_per_second"] / 1e9}
-                if peer:
-                    row["vs_keras_hub"] = row["sequences_per_second"] / peer["sequences_per_second"]
+            for steps_per_loop in FLAGS.steps_per_loop:
+                runners[f"bert_tf steps_per_loop={steps_per_loop}"] = pretrain_step_runner(
+                    config, batch, steps, dtype=dtype, jit_compile=xla == "on",
+                    steps_per_loop=steps_per_loop)
+            seconds = interleaved_median_seconds(runners, repeats=FLAGS.repeats)
+            peer = seconds.get("keras_hub_BertMaskedLM.fit")
+            for name, total in seconds.items():
+                per_step = total / steps
+                row = {"implementation": name, **settings, "seconds_per_step": per_step,
+                       "sequences_per_second": FLAGS.batch_size / per_step,
+                       "tokens_per_second": FLAGS.batch_size * FLAGS.seq_length / per_step,
+                       "gflop_per_s": flops * FLAGS.batch_size / per_step / 1e9}
+                if peer and name != "keras_hub_BertMaskedLM.fit":
+                    row["vs_keras_hub"] = peer / total
                 _print(row)
 
 

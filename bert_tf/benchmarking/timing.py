@@ -1,19 +1,36 @@
-"""Median wall-clock timing of a callable, after warm-up (compilation) calls."""
+"""Median wall-clock timing of callables, after warm-up (compilation) calls."""
 
 import statistics
 import time
 
 
-def median_seconds(fn, repeats=5, warmup=1):
-    """Runs `fn()` `warmup` times untimed, then `repeats` times; returns the median seconds.
+def interleaved_median_seconds(runners, repeats=5, warmup=1):
+    """Median seconds of each no-argument callable in the dict `runners`, timed in turns.
 
-    `fn` must block until its work is done (e.g. call `.numpy()` on a result).
+    Each repeat times every runner once, in order, so that load from other processes (which
+    drifts over minutes on a shared machine) falls on all of them alike: the ratio of two
+    medians is the figure to quote. Each runner first runs `warmup` times untimed. Runners
+    must block until their work is done (e.g. call `.numpy()` on a result). A runner that
+    returns a number has timed itself (e.g. without a framework's per-call set-up), and that
+    number of seconds counts instead of the wall time.
+
+    Example:
+    >>> seconds = interleaved_median_seconds({"a": lambda: None, "b": lambda: None}, repeats=3)
+    >>> sorted(seconds)
+    ['a', 'b']
     """
-    for _ in range(warmup):
-        fn()
-    times = []
+    for run in runners.values():
+        for _ in range(warmup):
+            run()
+    times = {name: [] for name in runners}
     for _ in range(repeats):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
+        for name, run in runners.items():
+            start = time.perf_counter()
+            seconds = run()
+            times[name].append(time.perf_counter() - start if seconds is None else seconds)
+    return {name: statistics.median(t) for name, t in times.items()}
+
+
+def median_seconds(fn, repeats=5, warmup=1):
+    """Median seconds of `fn()` over `repeats` calls after `warmup` untimed ones."""
+    return interleaved_median_seconds({"fn": fn}, repeats, warmup)["fn"]

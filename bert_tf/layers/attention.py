@@ -8,6 +8,7 @@ import math
 import keras
 import tensorflow as tf
 
+from bert_tf.layers.dropout import Dropout
 from bert_tf.layers.initializers import truncated_normal
 
 
@@ -47,7 +48,7 @@ class MultiHeadSelfAttention(keras.layers.Layer):
         self.key = dense("key")
         self.value = dense("value")
         self.output_dense = dense("output")
-        self.dropout = keras.layers.Dropout(dropout_rate)
+        self.dropout = Dropout(dropout_rate)
 
     def build(self, input_shape):
         hidden_size = self.num_heads * self.head_size
@@ -73,7 +74,8 @@ class MultiHeadSelfAttention(keras.layers.Layer):
         if self.causal:
             lower = tf.linalg.band_part(tf.ones([seq_length, seq_length], tf.bool), -1, 0)
             allowed = tf.logical_and(allowed, lower[tf.newaxis, tf.newaxis])
-        scores = tf.where(allowed, tf.cast(scores, tf.float32), -1e9)
+        # An additive mask rather than a select: its gradient is the identity, no second pass.
+        scores = tf.cast(scores, tf.float32) + tf.where(allowed, 0.0, -1e9)
         probs = tf.cast(tf.nn.softmax(scores, axis=-1), value.dtype)
         probs = self.dropout(probs, training=training)
 

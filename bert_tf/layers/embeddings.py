@@ -3,6 +3,7 @@
 import keras
 import tensorflow as tf
 
+from bert_tf.layers.dropout import Dropout
 from bert_tf.layers.initializers import truncated_normal
 
 
@@ -43,7 +44,7 @@ class BertEmbeddings(keras.layers.Layer):
             name="token_type_embeddings")
         self.layer_norm = keras.layers.LayerNormalization(
             epsilon=layer_norm_eps, dtype="float32", name="layer_norm")
-        self.dropout = keras.layers.Dropout(dropout_rate)
+        self.dropout = Dropout(dropout_rate)
 
     def build(self, input_shape=None):
         self.word_embeddings.build((None, None))

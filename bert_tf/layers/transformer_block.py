@@ -5,6 +5,7 @@ import tensorflow as tf
 
 from bert_tf.layers.activations import get_activation
 from bert_tf.layers.attention import MultiHeadSelfAttention
+from bert_tf.layers.dropout import Dropout
 from bert_tf.layers.initializers import truncated_normal
 
 
@@ -46,7 +47,7 @@ class TransformerBlock(keras.layers.Layer):
         self.attention = MultiHeadSelfAttention(
             num_heads, hidden_size // num_heads, dropout_rate=attention_probs_dropout_prob,
             causal=causal, initializer_range=initializer_range, name="attention")
-        self.attention_dropout = keras.layers.Dropout(hidden_dropout_prob)
+        self.attention_dropout = Dropout(hidden_dropout_prob)
         self.attention_layer_norm = keras.layers.LayerNormalization(
             epsilon=layer_norm_eps, dtype="float32", name="attention_layer_norm")
         self.intermediate = keras.layers.Dense(
@@ -54,7 +55,7 @@ class TransformerBlock(keras.layers.Layer):
             kernel_initializer=initializer, name="intermediate")
         self.output_dense = keras.layers.Dense(
             hidden_size, kernel_initializer=initializer, name="output")
-        self.output_dropout = keras.layers.Dropout(hidden_dropout_prob)
+        self.output_dropout = Dropout(hidden_dropout_prob)
         self.output_layer_norm = keras.layers.LayerNormalization(
             epsilon=layer_norm_eps, dtype="float32", name="output_layer_norm")
 

@@ -2,6 +2,7 @@
 
 import keras
 
+from bert_tf.layers.dropout import Dropout
 from bert_tf.layers.initializers import truncated_normal
 from bert_tf.models.bert_encoder import ENCODER_INPUTS, BertEncoder
 
@@ -13,7 +14,7 @@ def dropout_and_dense(encoder, units, dropout_rate, name):
     dense = keras.layers.Dense(
         units, kernel_initializer=truncated_normal(encoder.config.initializer_range),
         dtype="float32", name=name)
-    return keras.layers.Dropout(rate), dense
+    return Dropout(rate), dense
 
 
 def call_encoder(encoder, inputs):

@@ -3,12 +3,12 @@
 Called by `tools/benchmark.py --what=tokenize`; never timed in tests.
 """
 
-import statistics
-import time
+import functools
 
 import tensorflow as tf
 import tensorflow_text as text
 
+from bert_tf.benchmarking.timing import interleaved_median_seconds
 from bert_tf.tokenization import bert_tokenizer
 from bert_tf.tokenization import vocab as vocab_lib
 
@@ -17,19 +17,9 @@ def _batches(lines, batch_size):
     return [lines[i:i + batch_size] for i in range(0, len(lines) - batch_size + 1, batch_size)]
 
 
-def _median_seconds(runners, batches, repeats):
-    """Median wall time of one pass over `batches`, per runner; runners alternate, so that load
-    from other processes hits them alike."""
-    for run in runners.values():
-        run(batches[0])  # Warm up (traces tf.functions).
-    times = {name: [] for name in runners}
-    for _ in range(repeats):
-        for name, run in runners.items():
-            start = time.perf_counter()
-            for batch in batches:
-                run(batch)
-            times[name].append(time.perf_counter() - start)
-    return {name: statistics.median(t) for name, t in times.items()}
+def _run_all(run, batches):
+    for batch in batches:
+        run(batch)
 
 
 def _tf_runner(tokenize):
@@ -80,7 +70,9 @@ def benchmark_tokenize(vocab_file, lines, batch_sizes=(1, 64, 1024), lower_case=
         batches = _batches(lines[:limit], batch_size)
         used = [line for batch in batches for line in batch]
         pieces = int(tf.size(ours.tokenize(tf.constant(used)).flat_values))
-        seconds = _median_seconds(runners, batches, repeats)
+        seconds = interleaved_median_seconds(
+            {name: functools.partial(_run_all, run, batches) for name, run in runners.items()},
+            repeats=repeats)
         for name, s in seconds.items():
             rows.append(dict(
                 tokenizer=name, batch_size=batch_size, lines=len(used), seconds=s,

@@ -3,7 +3,8 @@
 Keras optimizers clip gradients per replica before their own all-reduce, which makes the
 clip depend on the number of replicas. Here the step all-reduces first, clips the global
 gradient, then hands the optimizer `g / num_replicas` so that Keras's all-reduce (a sum)
-rebuilds exactly `g` and its own clip is a no-op (the norm is already within bounds).
+rebuilds exactly `g`. The step takes the optimizer's `global_clipnorm` over (Keras's own
+clip would find the norm within bounds).
 """
 
 import keras
@@ -37,7 +38,8 @@ class ReplicaTrainStep:
       loss_fn: `loss_fn(batch, outputs) -> (loss, metrics)`; `loss` is the batch's share
         of the global-batch mean (sum of per-example losses / global batch size), `metrics`
         a dict of `(numerator, denominator)` sums.
-      optimizer: a Keras optimizer (or `LossScaleOptimizer`), built on the model's variables.
+      optimizer: a Keras optimizer (or `LossScaleOptimizer`), built on the model's variables;
+        its `global_clipnorm` moves to this step's `clip_norm` (the optimizer's becomes None).
       gradient_accumulation_steps: k; the batch is split into k micro-batches whose
         gradients are summed before the update (same result as one k times larger batch).
     """
@@ -48,6 +50,11 @@ class ReplicaTrainStep:
         self.optimizer = optimizer
         self.gradient_accumulation_steps = gradient_accumulation_steps
         self.loss_scaled = isinstance(optimizer, keras.optimizers.LossScaleOptimizer)
+        # The step clips the all-reduced gradient itself and takes the setting over from the
+        # optimizer: Keras would clip again per replica, a norm pass and a rescale pass over
+        # every gradient that could only find the norm within bounds.
+        inner = _inner(optimizer)
+        self.clip_norm, inner.global_clipnorm = inner.global_clipnorm, None
 
     def _gradients(self, batch):
         variables = self.model.trainable_variables
@@ -88,7 +95,7 @@ class ReplicaTrainStep:
         context = tf.distribute.get_replica_context()
         grads = context.all_reduce(tf.distribute.ReduceOp.SUM, [g for g, _ in pairs])
         scale = tf.cast(self.optimizer.dynamic_scale, tf.float32) if self.loss_scaled else None
-        clip_norm = _inner(self.optimizer).global_clipnorm
+        clip_norm = self.clip_norm
         if clip_norm is not None:
             if scale is not None:
                 grads = [g / scale for g in grads]

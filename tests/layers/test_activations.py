@@ -14,6 +14,22 @@ def test_gelu_is_exact_erf_form():
     np.testing.assert_allclose(get_activation("gelu")(tf.constant(X)).numpy(), expected, atol=1e-12)
 
 
+def test_gelu_gradient_is_the_analytic_derivative():
+    # d/dx x·Φ(x) = Φ(x) + x·φ(x), in float64 with math.erf as the reference.
+    x = tf.constant(X)
+    with tf.GradientTape() as tape:
+        tape.watch(x)
+        y = get_activation("gelu")(x)
+    expected = [0.5 * (1.0 + math.erf(v / math.sqrt(2.0)))
+                + v * math.exp(-v * v / 2) / math.sqrt(2 * math.pi) for v in X]
+    gradient = tape.gradient(y, x).numpy()
+    np.testing.assert_allclose(gradient, expected, atol=1e-12)
+    # And a numeric derivative, which knows nothing of the formula.
+    h = 1e-6
+    numeric = (get_activation("gelu")(x + h) - get_activation("gelu")(x - h)) / (2 * h)
+    np.testing.assert_allclose(gradient, numeric.numpy(), atol=1e-8)
+
+
 @pytest.mark.parametrize("name", ["gelu_new", "gelu_approximate"])
 def test_gelu_new_is_google_research_tanh_form(name):
     # google-research modeling.gelu: 0.5x(1 + tanh(sqrt(2/pi)(x + 0.044715x^3))).

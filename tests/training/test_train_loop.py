@@ -95,3 +95,30 @@ def test_evaluate_reports_metric_ratios(tiny_config, initial_weights):
     metrics = trainer.evaluate(lambda ctx: dataset_fn(4)(ctx).take(3))
     assert set(metrics) == {"mlm_accuracy", "mlm_loss", "nsp_accuracy", "nsp_loss"}
     assert 0 <= metrics["mlm_accuracy"] <= 1 and metrics["nsp_loss"] == pytest.approx(np.log(2), abs=0.05)
+
+
+def test_step_clips_the_global_gradient_once(tiny_config, initial_weights):
+    from bert_tf.training.train_step import ReplicaTrainStep, model_inputs
+    from tests.training.conftest import synthetic_examples
+
+    strategy = get_strategy("one_device")
+    with strategy.scope():
+        model = build_pretrainer(tiny_config)
+        model.set_weights(initial_weights)
+        optimizer = keras.optimizers.SGD(learning_rate=1.0, global_clipnorm=0.01)
+        optimizer.build(model.trainable_variables)
+    loss_fn = pretraining_loss_fn(GLOBAL_BATCH)
+    batch = {k: v[:GLOBAL_BATCH] for k, v in synthetic_examples(GLOBAL_BATCH).items()}
+    # The unclipped gradient, from a plain tape on the same weights.
+    with tf.GradientTape() as tape:
+        loss, _ = loss_fn(batch, model(model_inputs(model, batch), training=True))
+    gradients = [tf.convert_to_tensor(g) for g in tape.gradient(loss, model.trainable_variables)]
+    norm = float(tf.linalg.global_norm(gradients))
+    assert norm > 0.01 * 10  # the clip binds
+    before = [v.numpy() for v in model.trainable_variables]
+    step = ReplicaTrainStep(model, loss_fn, optimizer)
+    strategy.run(tf.function(step), (batch,))
+    for variable, old, gradient in zip(model.trainable_variables, before, gradients):
+        np.testing.assert_allclose(variable.numpy() - old, -gradient.numpy() * 0.01 / norm,
+                                   atol=1e-7)
+    assert step.clip_norm == 0.01 and optimizer.global_clipnorm is None  # no second clip
