@@ -15,6 +15,7 @@ from bert_tf.models import BertClassifier, BertMultipleChoice, BertSpanLabeler, 
 from bert_tf.tasks import conll, sentence_task, squad_features, squad_postprocess, swag
 from bert_tf.tasks.finetuning import TaskAdapter, predict_outputs
 from bert_tf.tasks.glue import write_submission
+from bert_tf.training.accuracy import top1_correct
 
 
 def _as_dict(dataset, label_key="label_ids"):
@@ -34,7 +35,7 @@ def _accuracy_loss(global_batch):
     def loss_fn(batch, logits):
         labels = tf.cast(batch["label_ids"], tf.int32)
         per_example = tf.nn.sparse_softmax_cross_entropy_with_logits(labels, logits)
-        correct = tf.cast(tf.equal(tf.argmax(logits, -1, output_type=tf.int32), labels), tf.float32)
+        correct = top1_correct(logits, labels)
         count = tf.cast(tf.size(labels), tf.float32)
         return _average(per_example, global_batch), {"accuracy": (tf.reduce_sum(correct), count)}
     return loss_fn
@@ -138,10 +139,11 @@ def _tagging_loss(global_batch):
     def loss_fn(batch, logits):
         labels = batch["label_ids"]
         weights = tf.cast(labels != conll.IGNORE, tf.float32)
-        per_token = tf.nn.sparse_softmax_cross_entropy_with_logits(tf.maximum(labels, 0), logits)
+        labelled = tf.maximum(labels, 0)  # IGNORE positions carry weight 0
+        per_token = tf.nn.sparse_softmax_cross_entropy_with_logits(labelled, logits)
         count = tf.reduce_sum(weights, axis=1)
         per_example = tf.reduce_sum(per_token * weights, axis=1) / tf.maximum(count, 1.0)
-        correct = tf.cast(tf.equal(tf.argmax(logits, -1, output_type=tf.int32), labels), tf.float32)
+        correct = top1_correct(logits, labelled)
         return _average(per_example, global_batch), {
             "token_accuracy": (tf.reduce_sum(correct * weights), tf.reduce_sum(weights))}
     return loss_fn

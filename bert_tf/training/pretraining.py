@@ -15,6 +15,7 @@ import tensorflow as tf
 
 from bert_tf.models.bert_encoder import BertEncoder
 from bert_tf.models.bert_pretrainer import BertPretrainer
+from bert_tf.training.accuracy import top1_correct
 
 
 def build_pretrainer(config, use_next_sentence=True, left_to_right=False, remat=False):
@@ -66,7 +67,7 @@ def pretraining_loss_fn(global_batch_size, use_next_sentence=True):
         token_loss = tf.nn.sparse_softmax_cross_entropy_with_logits(labels, logits)  # [B, P]
         per_example = tf.math.divide_no_nan(tf.reduce_sum(token_loss * weights, axis=1),
                                             tf.reduce_sum(weights, axis=1))  # [B]
-        correct = tf.cast(tf.equal(tf.argmax(logits, -1, output_type=tf.int32), labels), tf.float32)
+        correct = top1_correct(logits, labels)
         count = tf.reduce_sum(weights)
         metrics = {"mlm_accuracy": (tf.reduce_sum(correct * weights), count),
                    "mlm_loss": (tf.reduce_sum(token_loss * weights), count)}
@@ -76,8 +77,7 @@ def pretraining_loss_fn(global_batch_size, use_next_sentence=True):
             nsp_loss = tf.nn.sparse_softmax_cross_entropy_with_logits(nsp_labels, nsp_logits)
             per_example += nsp_loss
             examples = tf.cast(tf.size(nsp_labels), tf.float32)
-            nsp_correct = tf.equal(tf.argmax(nsp_logits, -1, output_type=tf.int32), nsp_labels)
-            metrics["nsp_accuracy"] = (tf.reduce_sum(tf.cast(nsp_correct, tf.float32)), examples)
+            metrics["nsp_accuracy"] = (tf.reduce_sum(top1_correct(nsp_logits, nsp_labels)), examples)
             metrics["nsp_loss"] = (tf.reduce_sum(nsp_loss), examples)
         loss = tf.nn.compute_average_loss(per_example, global_batch_size=global_batch_size)
         return loss, metrics
