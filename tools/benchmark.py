@@ -30,6 +30,7 @@ from bert_tf.export.benchmark_export import benchmark_export
 from bert_tf.tokenization.benchmark_tokenize import benchmark_tokenize
 from bert_tf.training.benchmark_pretrain import pretrain_step_runner, synthetic_batch
 
+KERAS_HUB_PEER = "keras_hub_BertMaskedLM.fit"
 CORPUS_DIR = os.path.join(os.path.dirname(__file__), "..", "bert_tf", "data", "corpus")
 
 FLAGS = flags.FLAGS
@@ -86,7 +87,7 @@ def _pretrain(config):
                         "max_predictions": FLAGS.max_predictions_per_seq}
             runners = {}
             try:
-                runners["keras_hub_BertMaskedLM.fit"] = keras_hub_masked_lm_runner(
+                runners[KERAS_HUB_PEER] = keras_hub_masked_lm_runner(
                     config, batch, steps, dtype=dtype, jit_compile=xla == "on")
             except ImportError as error:
                 _print({"implementation": "keras_hub", "error": f"not installed ({error})"})
@@ -95,14 +96,14 @@ def _pretrain(config):
                     config, batch, steps, dtype=dtype, jit_compile=xla == "on",
                     steps_per_loop=steps_per_loop)
             seconds = interleaved_median_seconds(runners, repeats=FLAGS.repeats)
-            peer = seconds.get("keras_hub_BertMaskedLM.fit")
+            peer = seconds.get(KERAS_HUB_PEER)
             for name, total in seconds.items():
                 per_step = total / steps
                 row = {"implementation": name, **settings, "seconds_per_step": per_step,
                        "sequences_per_second": FLAGS.batch_size / per_step,
                        "tokens_per_second": FLAGS.batch_size * FLAGS.seq_length / per_step,
                        "gflop_per_s": flops * FLAGS.batch_size / per_step / 1e9}
-                if peer and name != "keras_hub_BertMaskedLM.fit":
+                if peer and name != KERAS_HUB_PEER:
                     row["vs_keras_hub"] = peer / total
                 _print(row)
 

@@ -95,11 +95,10 @@ class ReplicaTrainStep:
         context = tf.distribute.get_replica_context()
         grads = context.all_reduce(tf.distribute.ReduceOp.SUM, [g for g, _ in pairs])
         scale = tf.cast(self.optimizer.dynamic_scale, tf.float32) if self.loss_scaled else None
-        clip_norm = self.clip_norm
-        if clip_norm is not None:
+        if self.clip_norm is not None:
             if scale is not None:
                 grads = [g / scale for g in grads]
-            grads, _ = tf.clip_by_global_norm(grads, clip_norm)
+            grads, _ = tf.clip_by_global_norm(grads, self.clip_norm)
             if scale is not None:
                 grads = [g * scale for g in grads]
         replicas = tf.cast(context.num_replicas_in_sync, tf.float32)
