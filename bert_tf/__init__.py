@@ -1,58 +1,54 @@
 """bert_tf: BERT (Devlin et al., NAACL 2019) for TensorFlow 2 / Keras 3.
 
+The public names below load on first use (PEP 562), so `import bert_tf` is cheap and an entry
+point can configure TensorFlow's logging before TensorFlow is imported.
+
 Example:
 >>> import bert_tf
 >>> encoder = bert_tf.BertEncoder.from_pretrained("/tmp/minilm")  # doctest: +SKIP
 """
 
+import importlib
+
 __version__ = "0.1.0"
 
-# Import order matters: models before the modules that build on them.
-from bert_tf.configs import BertConfig, ConfigError
-from bert_tf.models import (
-    BertClassifier,
-    BertEncoder,
-    BertMultipleChoice,
-    BertPretrainer,
-    BertSpanLabeler,
-    BertTokenClassifier,
-)
-from bert_tf.layers.frozen_features import FrozenBertFeatures
-from bert_tf.checkpoints import (
-    convert_checkpoint,
-    convert_huggingface_checkpoint,
-    export_huggingface_checkpoint,
-    read_config,
-    restore_model_dir,
-    write_model_dir,
-)
-from bert_tf.tokenization import BertPreprocessor, BertTokenizer, VocabError
-from bert_tf.tasks.finetuning import FinetuneConfig, run_finetuning
-from bert_tf.export import OpAuditError, audit_saved_model, export_saved_model
+_HOMES = {
+    "BertConfig": "bert_tf.configs",
+    "ConfigError": "bert_tf.configs",
+    "UserError": "bert_tf.errors",
+    "BertClassifier": "bert_tf.models",
+    "BertEncoder": "bert_tf.models",
+    "BertMultipleChoice": "bert_tf.models",
+    "BertPretrainer": "bert_tf.models",
+    "BertSpanLabeler": "bert_tf.models",
+    "BertTokenClassifier": "bert_tf.models",
+    "FrozenBertFeatures": "bert_tf.layers.frozen_features",
+    "convert_checkpoint": "bert_tf.checkpoints",
+    "convert_huggingface_checkpoint": "bert_tf.checkpoints",
+    "export_huggingface_checkpoint": "bert_tf.checkpoints",
+    "read_config": "bert_tf.checkpoints",
+    "restore_model_dir": "bert_tf.checkpoints",
+    "write_model_dir": "bert_tf.checkpoints",
+    "BertPreprocessor": "bert_tf.tokenization",
+    "BertTokenizer": "bert_tf.tokenization",
+    "VocabError": "bert_tf.tokenization",
+    "FinetuneConfig": "bert_tf.tasks.finetuning",
+    "run_finetuning": "bert_tf.tasks.finetuning",
+    "OpAuditError": "bert_tf.export",
+    "audit_saved_model": "bert_tf.export",
+    "export_saved_model": "bert_tf.export",
+}
 
-__all__ = [
-    "BertClassifier",
-    "BertConfig",
-    "BertEncoder",
-    "BertMultipleChoice",
-    "BertPreprocessor",
-    "BertPretrainer",
-    "BertSpanLabeler",
-    "BertTokenClassifier",
-    "BertTokenizer",
-    "ConfigError",
-    "FinetuneConfig",
-    "FrozenBertFeatures",
-    "OpAuditError",
-    "VocabError",
-    "__version__",
-    "audit_saved_model",
-    "convert_checkpoint",
-    "convert_huggingface_checkpoint",
-    "export_huggingface_checkpoint",
-    "export_saved_model",
-    "read_config",
-    "restore_model_dir",
-    "run_finetuning",
-    "write_model_dir",
-]
+__all__ = sorted(_HOMES) + ["__version__"]
+
+
+def __getattr__(name):
+    if name not in _HOMES:
+        raise AttributeError(f"module 'bert_tf' has no attribute {name!r}")
+    value = getattr(importlib.import_module(_HOMES[name]), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__():
+    return __all__

@@ -9,10 +9,11 @@ import dataclasses
 import json
 import os
 
+from bert_tf.errors import UserError
 from bert_tf.layers.activations import ACTIVATIONS
 
 
-class ConfigError(ValueError):
+class ConfigError(UserError, ValueError):
     """A model config is missing keys, has unknown keys or holds bad values."""
 
 

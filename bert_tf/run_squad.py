@@ -31,7 +31,7 @@ flags.DEFINE_integer("n_best_size", 20, "Start and end candidates per window, an
 flags.DEFINE_integer("max_answer_length", 30, "Longest answer in tokens.")
 flags.DEFINE_float("null_score_diff_threshold", 0.0, "v2.0: predict no answer when null score "
                    "minus best span score exceeds this.")
-flags.set_default("max_seq_length", 384)
+flags.FLAGS.set_default("max_seq_length", 384)
 FLAGS = flags.FLAGS
 
 

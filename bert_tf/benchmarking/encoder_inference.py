@@ -1,11 +1,11 @@
 """Encoder inference throughput, ours and keras-hub's `BertBackbone` of the same shape."""
 
-import keras
 import numpy as np
 import tensorflow as tf
 
 from bert_tf.benchmarking.flops import encoder_forward_flops
-from bert_tf.benchmarking.timing import median_seconds
+from bert_tf.benchmarking.timing import interleaved_median_seconds
+from bert_tf.dtype_policy import policy_scope
 from bert_tf.models.bert_encoder import BertEncoder
 
 
@@ -35,6 +35,13 @@ def _keras_hub(config, inputs):
                                   training=False)["sequence_output"]
 
 
+def _blocking_call(forward, inputs):
+    """A runner for the timer: one forward pass, waited for, returning nothing."""
+    def run():
+        forward(inputs).numpy()
+    return run
+
+
 IMPLEMENTATIONS = {"bert_tf": _ours, "keras_hub": _keras_hub}
 
 
@@ -45,24 +52,25 @@ def benchmark_encoder_inference(config, batch_size, seq_length, policy="float32"
 
     Rows: implementation, policy, xla, seq/s, tokens/s, GFLOP/s (matmul FLOPs, forward).
     """
-    rows = []
     flops = encoder_forward_flops(config, seq_length) * batch_size
+    runners, rows = {}, []
     for name in implementations:
-        keras.mixed_precision.set_global_policy(policy)
-        try:
-            inputs = _random_inputs(config, batch_size, seq_length)
-            forward = tf.function(IMPLEMENTATIONS[name](config, inputs), jit_compile=jit_compile)
-            seconds = median_seconds(lambda: forward(inputs).numpy(), repeats=repeats, warmup=2)
-        except ImportError as error:
-            rows.append({"implementation": name, "error": f"not installed ({error})"})
-            continue
-        finally:
-            keras.mixed_precision.set_global_policy("float32")
+        with policy_scope(policy):
+            try:
+                inputs = _random_inputs(config, batch_size, seq_length)
+                forward = tf.function(IMPLEMENTATIONS[name](config, inputs),
+                                      jit_compile=jit_compile)
+            except ImportError as error:
+                rows.append({"implementation": name, "error": f"not installed ({error})"})
+                continue
+        runners[name] = _blocking_call(forward, inputs)
+    seconds = interleaved_median_seconds(runners, repeats=repeats, warmup=2)
+    for name, median in seconds.items():
         rows.append({
             "implementation": name, "policy": policy, "xla": jit_compile,
             "batch": batch_size, "seq": seq_length,
-            "seq_per_s": batch_size / seconds,
-            "tokens_per_s": batch_size * seq_length / seconds,
-            "gflop_per_s": flops / seconds / 1e9,
+            "seq_per_s": batch_size / median,
+            "tokens_per_s": batch_size * seq_length / median,
+            "gflop_per_s": flops / median / 1e9,
         })
     return rows

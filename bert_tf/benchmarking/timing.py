@@ -27,6 +27,9 @@ def interleaved_median_seconds(runners, repeats=5, warmup=1):
         for name, run in runners.items():
             start = time.perf_counter()
             seconds = run()
+            if seconds is not None and not isinstance(seconds, float):
+                raise TypeError(f"Runner {name!r} returned {type(seconds).__name__}; a runner "
+                                "returns None, or a float of seconds when it timed itself.")
             times[name].append(time.perf_counter() - start if seconds is None else seconds)
     return {name: statistics.median(t) for name, t in times.items()}
 

@@ -17,14 +17,13 @@ import ml_dtypes  # noqa: F401  (TF's dependency; lets numpy read bfloat16 safet
 import numpy as np
 import tensorflow as tf
 from absl import logging
-from safetensors import SafetensorError, safe_open
-from safetensors.numpy import save_file
 
 from bert_tf.checkpoints import weight_map
 from bert_tf.checkpoints.model_dir import (
     model_checkpoint_path, read_config, restore_model_dir, vocab_path, write_model_dir)
 from bert_tf.checkpoints.weight_map import LAYER, Rule
 from bert_tf.configs import BertConfig
+from bert_tf.errors import require_extra
 from bert_tf.models.bert_encoder import BertEncoder
 from bert_tf.models.bert_pretrainer import BertPretrainer
 
@@ -99,11 +98,17 @@ def _weights_files(hf_dir):
     raise FileNotFoundError(f"No {WEIGHTS_FILE} in Hugging Face folder {hf_dir}.")
 
 
+def _safe_open(path):
+    # safetensors is the `hf` extra: the main job (pretraining) never reads HF folders.
+    return require_extra("safetensors", extra="hf").safe_open(path, framework="np")
+
+
 def _safetensors_shapes(path):
+    safetensors = require_extra("safetensors", extra="hf")
     try:
-        with safe_open(path, framework="np") as f:
+        with _safe_open(path) as f:
             return {key: f.get_slice(key).get_shape() for key in f.keys()}
-    except (SafetensorError, OSError) as error:
+    except (safetensors.SafetensorError, OSError) as error:
         raise ValueError(f"{path}: not a readable safetensors file ({error}).") from None
 
 
@@ -122,7 +127,7 @@ def read_safetensors(hf_dir):
     def read(name):
         path, key = files[name]
         try:
-            with safe_open(path, framework="np") as f:
+            with _safe_open(path) as f:
                 return f.get_tensor(key)
         except (TypeError, ValueError) as error:
             raise ValueError(f"{path}: cannot read tensor `{key}` as numpy ({error}); "
@@ -233,7 +238,8 @@ def export_huggingface_checkpoint(model_dir_or_models, hf_dir, vocab_file=None):
                    for name, value in tensors.items()}
     tf.io.gfile.makedirs(hf_dir)
     path = os.path.join(hf_dir, WEIGHTS_FILE)
-    save_file(tensors, path, metadata={"format": "pt"})
+    require_extra("safetensors.numpy", extra="hf").save_file(tensors, path,
+                                                             metadata={"format": "pt"})
     with open(os.path.join(hf_dir, CONFIG_FILE), "w", encoding="utf-8") as f:
         json.dump(_hf_config(config, heads), f, indent=2, sort_keys=True)
         f.write("\n")

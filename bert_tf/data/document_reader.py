@@ -12,8 +12,10 @@ import gzip
 from absl import logging
 import tensorflow as tf
 
+from bert_tf.errors import UserError
 
-class InputError(ValueError):
+
+class InputError(UserError, ValueError):
     """The input text files cannot be used; the message names file and line."""
 
 

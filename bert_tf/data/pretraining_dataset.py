@@ -11,12 +11,14 @@ float32 [B, P]; `next_sentence_labels` int32 [B].
 
 import tensorflow as tf
 
+from bert_tf.errors import UserError
+
 # Record feature name -> batch key; first the google-research names, then Model Garden's v2 names.
 _RENAMES = {"input_ids": "input_word_ids", "segment_ids": "input_type_ids",
             "input_word_ids": "input_word_ids", "input_type_ids": "input_type_ids"}
 
 
-class RecordFormatError(ValueError):
+class RecordFormatError(UserError, ValueError):
     """A TFRecord does not hold the expected pretraining features."""
 
 

@@ -18,13 +18,15 @@ import tensorflow as tf
 from tensorflow.core.protobuf import saved_model_pb2
 from tensorflow.python.framework import op_def_registry
 
+from bert_tf.errors import UserError
+
 DEFAULT_TF_SERVING_VERSION = "2.12"
 _DATA_DIR = os.path.join(os.path.dirname(__file__), "tf_serving_ops")
 # tensorflow-text of our runtime: its op list names every op the tf-text lists can contain.
 _RUNTIME_TF_TEXT = "2.21.1"
 
 
-class OpAuditError(ValueError):
+class OpAuditError(UserError, ValueError):
     """A SavedModel uses ops that the target TF Serving release does not have."""
 
 

@@ -10,10 +10,12 @@ import os
 
 import tensorflow as tf
 
+from bert_tf.errors import UserError
+
 FORMATS = ("tsv", "csv", "jsonl")
 
 
-class DataError(ValueError):
+class DataError(UserError, ValueError):
     """Bad task data; the message names the file and line."""
 
 

@@ -10,11 +10,13 @@ import os
 from absl import logging
 import tensorflow as tf
 
+from bert_tf.errors import UserError
+
 PAD, UNK, CLS, SEP, MASK = "[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"
 SPECIAL_TOKENS = (PAD, UNK, CLS, SEP, MASK)
 
 
-class VocabError(ValueError):
+class VocabError(UserError, ValueError):
     """A vocab file is missing, empty or lacks a token BERT needs."""
 
 

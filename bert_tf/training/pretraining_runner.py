@@ -11,6 +11,7 @@ import keras
 import tensorflow as tf
 from absl import logging
 
+from bert_tf.errors import UserError
 from bert_tf.checkpoints.model_dir import write_model_dir
 from bert_tf.configs import BertConfig, ConfigError
 from bert_tf.data.document_reader import InputError
@@ -28,7 +29,7 @@ INPUT_FORMATS = ("tfrecord", "text")
 OPTIONS_FILE = "pretraining_flags.txt"
 
 
-class PretrainingInputError(ValueError):
+class PretrainingInputError(UserError, ValueError):
     """A user-facing problem with the run's inputs (files, config, batch sizes)."""
 
 

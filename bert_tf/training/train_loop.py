@@ -15,6 +15,7 @@ import tensorflow as tf
 from absl import logging
 from tensorflow.core.framework import summary_pb2
 
+from bert_tf.errors import UserError
 from bert_tf.training.checkpointing import (TrainingCheckpoint, check_output_dir,
                                             restore_init_checkpoint)
 from bert_tf.training.distribution import is_chief
@@ -28,7 +29,7 @@ _SCALAR_METADATA = summary_pb2.SummaryMetadata(
     plugin_data=summary_pb2.SummaryMetadata.PluginData(plugin_name="scalars"))
 
 
-class NonFiniteLossError(RuntimeError):
+class NonFiniteLossError(UserError, RuntimeError):
     """The loss became NaN or Inf; `step` names it, `checkpoint` is the last good one."""
 
     def __init__(self, step, checkpoint):
