@@ -7,19 +7,27 @@ next_sentence_labels`; Model Garden's v2 names `input_word_ids` /
 `input_word_ids, input_mask, input_type_ids` int32 [B, S];
 `masked_lm_positions, masked_lm_ids` int32 [B, P]; `masked_lm_weights`
 float32 [B, P]; `next_sentence_labels` int32 [B].
+
+Training reads each record exactly once per epoch (as google-research's
+`input_fn_builder`: file order shuffled per epoch, at most one reader per file,
+records mixed in a shuffle buffer), then starts the next epoch.
 """
 
+import functools
+
+import numpy as np
 import tensorflow as tf
 
-from bert_tf.errors import UserError
+from bert_tf.data.document_reader import InputError, expand_input_patterns
 
 # Record feature name -> batch key; first the google-research names, then Model Garden's v2 names.
 _RENAMES = {"input_ids": "input_word_ids", "segment_ids": "input_type_ids",
             "input_word_ids": "input_word_ids", "input_type_ids": "input_type_ids"}
+_SCAN_BATCH = 1024  # Records per step of the up-front scan.
 
 
-class RecordFormatError(UserError, ValueError):
-    """A TFRecord does not hold the expected pretraining features."""
+class RecordFormatError(InputError):
+    """A TFRecord file cannot be read or does not hold the expected pretraining features."""
 
 
 def feature_spec(seq_length, max_predictions_per_seq, v2_names=False):
@@ -36,35 +44,105 @@ def feature_spec(seq_length, max_predictions_per_seq, v2_names=False):
     }
 
 
-def check_record_file(path, seq_length, max_predictions_per_seq):
-    """Checks the first record of `path`; returns True if it uses v2 feature names.
-
-    Raises:
-      RecordFormatError: naming the file and the missing or mis-shaped feature.
-    """
+def _check_example(path, number, record, seq_length, max_predictions_per_seq):
+    """Checks one serialized record's features; returns True if it uses v2 names."""
+    where = f"{path}: record {number}"
     try:
-        record = next(iter(tf.data.TFRecordDataset(path).take(1)), None)
-    except tf.errors.OpError as error:
-        raise RecordFormatError(f"{path}: cannot read TFRecords: {error.message}") from error
-    if record is None:
-        raise RecordFormatError(f"{path}: file has no records")
-    try:
-        features = tf.train.Example.FromString(record.numpy()).features.feature
+        features = tf.train.Example.FromString(record).features.feature
     except Exception as error:  # protobuf's DecodeError has no stable import path.
-        raise RecordFormatError(f"{path}: first record is not a tf.train.Example: {error}") from error
+        raise RecordFormatError(f"{where} is not a tf.train.Example: {error}") from error
     v2_names = "input_word_ids" in features
     for name, spec in feature_spec(seq_length, max_predictions_per_seq, v2_names).items():
         if name not in features:
-            raise RecordFormatError(f"{path}: first record has no feature {name!r} (has {sorted(features)})")
+            raise RecordFormatError(f"{where} has no feature {name!r} (has {sorted(features)})")
         kind = "float_list" if spec.dtype == tf.float32 else "int64_list"
         if features[name].WhichOneof("kind") != kind:
-            raise RecordFormatError(f"{path}: feature {name!r} is {features[name].WhichOneof('kind')}, expected {kind}")
+            raise RecordFormatError(f"{where}: feature {name!r} is {features[name].WhichOneof('kind')}, "
+                                    f"expected {kind}")
         length = len(getattr(features[name], kind).value)
         if length != spec.shape[0]:
             what = ("seq_length" if name in _RENAMES or name == "input_mask" else
                     "max_predictions_per_seq" if name.startswith("masked_lm") else "length")
-            raise RecordFormatError(f"{path}: feature {name!r} has {length} values, expected {what}={spec.shape[0]}")
+            raise RecordFormatError(f"{where}: feature {name!r} has {length} values, expected {what}={spec.shape[0]}")
     return v2_names
+
+
+def _first_bad_record(path, start, seq_length, max_predictions_per_seq):
+    """Reads `path` record by record from `start`; raises RecordFormatError at the first bad one."""
+    number = start - 1
+    try:
+        for number, record in enumerate(tf.data.TFRecordDataset(path).skip(start).as_numpy_iterator(), start):
+            _check_example(path, number, record, seq_length, max_predictions_per_seq)
+    except tf.errors.OpError as error:
+        raise RecordFormatError(f"{path}: cannot read record {number + 1} (file truncated or corrupt?): "
+                                f"{_first_line(error)}") from None
+
+
+def _first_line(error):
+    return error.message.split("\n")[0]
+
+
+def _scan_batches(path, spec, names):
+    """The features `names` of every record of `path`, `_SCAN_BATCH` records at a time."""
+    return tf.data.TFRecordDataset(path, buffer_size=1 << 22).batch(_SCAN_BATCH).map(
+        lambda records: {k: v for k, v in tf.io.parse_example(records, spec).items() if k in names})
+
+
+@functools.lru_cache(maxsize=1024)
+def _scan_file(path, unused_size, unused_mtime, seq_length, max_predictions_per_seq, vocab_size):
+    """Reads and parses every record of `path` once; returns (v2_names, number of records).
+
+    Cached per (path, size, modification time): a run builds its pipelines several times.
+    """
+    try:
+        first = next(tf.data.TFRecordDataset(path).take(1).as_numpy_iterator(), None)
+    except tf.errors.OpError as error:
+        raise RecordFormatError(f"{path}: cannot read TFRecords: {_first_line(error)}") from None
+    if first is None:
+        raise RecordFormatError(f"{path}: file has no records")
+    v2_names = _check_example(path, 0, first, seq_length, max_predictions_per_seq)
+    word_ids = "input_word_ids" if v2_names else "input_ids"
+    spec = feature_spec(seq_length, max_predictions_per_seq, v2_names)
+    count, batches = 0, iter(_scan_batches(path, spec, (word_ids, "masked_lm_ids")).as_numpy_iterator())
+    while True:
+        try:
+            batch = next(batches, None)
+        except tf.errors.OpError as error:
+            _first_bad_record(path, count, seq_length, max_predictions_per_seq)
+            raise RecordFormatError(f"{path}: records {count}-{count + _SCAN_BATCH - 1}: "
+                                    f"{_first_line(error)}") from None
+        if batch is None:
+            return v2_names, count
+        for name, ids in batch.items():
+            rows = np.nonzero(((ids < 0) | (ids >= (vocab_size or np.inf))).any(axis=1))[0]
+            if len(rows):
+                raise RecordFormatError(
+                    f"{path}: record {count + rows[0]}: feature {name!r} holds an id outside the vocabulary "
+                    f"[0, {vocab_size}) ({ids[rows[0]].min()}..{ids[rows[0]].max()}); were the records made "
+                    "with another vocab?")
+        count += len(batch[word_ids])
+
+
+def check_record_files(files, seq_length, max_predictions_per_seq, vocab_size=None):
+    """Reads every record of `files` once, up front; returns (v2_names, records per file).
+
+    Checked: each file is a readable TFRecord file to its end (not truncated, checksums
+    intact), every record parses with the expected features and lengths, and ids lie in
+    [0, vocab_size) when `vocab_size` is given. Reading is cached per file version, so a
+    run that builds its pipeline several times reads the files once.
+
+    Raises:
+      RecordFormatError: naming the file, the record number (from 0) and what is wrong.
+    """
+    scans = [_scan_file(path, *_version(path), seq_length, max_predictions_per_seq, vocab_size) for path in files]
+    if len({v2_names for v2_names, _ in scans}) > 1:
+        raise RecordFormatError(f"{files}: files mix google-research and v2 feature names")
+    return scans[0][0], [count for _, count in scans]
+
+
+def _version(path):
+    stat = tf.io.gfile.stat(path)
+    return stat.length, stat.mtime_nsec
 
 
 def to_model_inputs(features, use_next_sentence=True):
@@ -76,26 +154,47 @@ def to_model_inputs(features, use_next_sentence=True):
     return batch
 
 
-def _files(input_patterns):
-    if isinstance(input_patterns, str):
-        input_patterns = input_patterns.split(",")
-    files = []
-    for pattern in (p.strip() for p in input_patterns if p.strip()):
-        matches = tf.io.gfile.glob(pattern)
-        if not matches:
-            raise RecordFormatError(f"input pattern {pattern!r} matches no file")
-        files.extend(matches)
-    return sorted(set(files))
+def input_pipeline(input_context, batch_size):
+    """(number of pipelines, this pipeline's id, its batch size) for an optional `InputContext`."""
+    if input_context is None:
+        return 1, 0, batch_size
+    return (input_context.num_input_pipelines, input_context.input_pipeline_id,
+            input_context.get_per_replica_batch_size(batch_size))
+
+
+def _epoch_records(files, counts, num_pipelines, pipeline_id, is_training, seed, cycle_length):
+    """One epoch of this pipeline's serialized records.
+
+    Files are sharded across pipelines when that gives every pipeline the same number of
+    records; else every pipeline reads all files (in the same order: the file shuffle uses
+    `seed` alone) and keeps every `num_pipelines`-th record. Either way the pipelines together
+    see each record once. At most `cycle_length` files are read at once, each file once.
+    """
+    shares = [sum(counts[i::num_pipelines]) for i in range(num_pipelines)]
+    shard_files = len(files) >= num_pipelines and len(set(shares)) == 1
+    if shard_files:
+        files = files[pipeline_id::num_pipelines]
+    dataset = tf.data.Dataset.from_tensor_slices(files)
+    if is_training:
+        dataset = dataset.shuffle(len(files), seed=seed)  # A new file order every epoch.
+    dataset = dataset.interleave(
+        lambda path: tf.data.TFRecordDataset(path, buffer_size=1 << 20),
+        cycle_length=min(cycle_length, len(files)) if is_training else 1,
+        num_parallel_calls=tf.data.AUTOTUNE, deterministic=True)
+    return dataset if shard_files else dataset.shard(num_pipelines, pipeline_id)
 
 
 def pretraining_dataset(input_patterns, batch_size, seq_length, max_predictions_per_seq, is_training,
                         input_context=None, seed=0, use_next_sentence=True, skip_batches=0,
-                        shuffle_buffer_size=10000, cycle_length=8):
+                        shuffle_buffer_size=10000, cycle_length=8, vocab_size=None):
     """Batches of pretraining examples from TFRecord files.
 
-    The order is a deterministic function of files, `seed` and the input
-    pipeline, so a resumed run can continue with `skip_batches` = number of
-    batches this pipeline already produced.
+    Training yields epoch after epoch; each epoch holds every record once, in
+    an order shuffled by file (per epoch) and by a `shuffle_buffer_size`-record
+    buffer. The order is a deterministic function of files, `seed` and the
+    input pipeline, so a resumed run can continue with `skip_batches` = number
+    of batches this pipeline already produced. All records are read and checked
+    once before the pipeline is built (see `check_record_files`).
 
     Args:
       input_patterns: comma-separated globs (str) or a list of globs.
@@ -105,48 +204,37 @@ def pretraining_dataset(input_patterns, batch_size, seq_length, max_predictions_
       max_predictions_per_seq: P, the records' `max_predictions_per_seq`.
       is_training: shuffle, repeat forever and drop partial batches; else one
         pass in file order, keeping the last partial batch.
-      input_context: optional `tf.distribute.InputContext`; files (or records,
-        when there are fewer files than pipelines) are sharded per pipeline.
+      input_context: optional `tf.distribute.InputContext`; files (or records)
+        are sharded per pipeline, so the pipelines together read each record
+        once per epoch.
       seed: shuffling seed (None acts as 0).
       use_next_sentence: False gives all-zero `next_sentence_labels` (MLM only).
       skip_batches: batches to skip at the start (resuming).
       shuffle_buffer_size: records in the shuffle buffer when training.
-      cycle_length: files read in parallel.
+      cycle_length: the most files read in parallel.
+      vocab_size: if given, ids must lie in [0, vocab_size).
 
     Returns:
       A `tf.data.Dataset` of model-input dicts (see the module docstring).
 
     Raises:
-      RecordFormatError: if a pattern matches nothing or a file's first record
-        lacks a feature or has the wrong length.
+      InputError: if a pattern matches nothing.
+      RecordFormatError: naming file and record, if a file is truncated or
+        corrupt, or a record lacks a feature, has a wrong length or an id
+        outside the vocabulary.
 
     Example:
     >>> ds = pretraining_dataset("/data/pretrain-*", batch_size=256, seq_length=128,
     ...     max_predictions_per_seq=20, is_training=True)  # doctest: +SKIP
     """
     seed = seed or 0  # None: the default order, still deterministic.
-    files = _files(input_patterns)
-    v2_names = {check_record_file(f, seq_length, max_predictions_per_seq) for f in files}
-    if len(v2_names) > 1:
-        raise RecordFormatError(f"{input_patterns}: files mix google-research and v2 feature names")
-    spec = feature_spec(seq_length, max_predictions_per_seq, v2_names.pop())
-    num_pipelines, pipeline_id = 1, 0
-    if input_context is not None:
-        num_pipelines, pipeline_id = input_context.num_input_pipelines, input_context.input_pipeline_id
-        batch_size = input_context.get_per_replica_batch_size(batch_size)
-
-    dataset = tf.data.Dataset.from_tensor_slices(files)
-    shard_files = len(files) >= num_pipelines
-    if shard_files:
-        dataset = dataset.shard(num_pipelines, pipeline_id)
+    files = expand_input_patterns(input_patterns)
+    v2_names, counts = check_record_files(files, seq_length, max_predictions_per_seq, vocab_size)
+    spec = feature_spec(seq_length, max_predictions_per_seq, v2_names)
+    num_pipelines, pipeline_id, batch_size = input_pipeline(input_context, batch_size)
+    dataset = _epoch_records(files, counts, num_pipelines, pipeline_id, is_training, seed, cycle_length)
     if is_training:
-        dataset = dataset.shuffle(len(files), seed=seed).repeat()
-    dataset = dataset.interleave(tf.data.TFRecordDataset, cycle_length=cycle_length if is_training else 1,
-                                 num_parallel_calls=tf.data.AUTOTUNE, deterministic=True)
-    if not shard_files:
-        dataset = dataset.shard(num_pipelines, pipeline_id)
-    if is_training:
-        dataset = dataset.shuffle(shuffle_buffer_size, seed=seed + pipeline_id)
+        dataset = dataset.shuffle(shuffle_buffer_size, seed=seed + pipeline_id).repeat()
     dataset = dataset.batch(batch_size, drop_remainder=is_training)
     if skip_batches:
         dataset = dataset.skip(skip_batches)

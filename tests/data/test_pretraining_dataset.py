@@ -91,7 +91,7 @@ def test_not_a_tfrecord_file(tmp_path):
     (tmp_path / "text.tfrecord").write_text("this is plain text, not records\n" * 4)
     with pytest.raises(pd.RecordFormatError, match="text.tfrecord: cannot read TFRecords"):
         pd.pretraining_dataset(str(tmp_path / "text.tfrecord"), 2, S, P, is_training=False)
-    with pytest.raises(pd.RecordFormatError, match="matches no file"):
+    with pytest.raises(pd.InputError, match="matches no file"):
         pd.pretraining_dataset(str(tmp_path / "none-*"), 2, S, P, is_training=False)
 
 
