@@ -33,16 +33,16 @@ class InstanceBuilder:
     >>> import random
     >>> builder = InstanceBuilder(max_seq_length=16, max_predictions_per_seq=3, masked_lm_prob=0.15,
     ...     short_seq_prob=0.0, do_whole_word_mask=False, vocab_size=100, cls_id=1, sep_id=2,
-    ...     mask_id=3, rng=random.Random(0))
+    ...     mask_id=3)
     >>> doc = [([10, 11], [True, False]), ([12, 13, 14], [True, True, True])]
     >>> other = [([20, 21, 22], [True, True, True])]
-    >>> instances = builder.build(doc, random_document=lambda: other)
+    >>> instances = builder.build(doc, random_document=lambda: other, rng=random.Random(0))
     >>> all(i.input_ids[0] == 1 and i.input_ids[-1] == 2 for i in instances)  # [CLS] ... [SEP]
     True
     """
 
     def __init__(self, max_seq_length, max_predictions_per_seq, masked_lm_prob, short_seq_prob,
-                 do_whole_word_mask, vocab_size, cls_id, sep_id, mask_id, rng):
+                 do_whole_word_mask, vocab_size, cls_id, sep_id, mask_id):
         if max_seq_length < 5:
             raise ValueError(f"max_seq_length must be at least 5 ([CLS] a [SEP] b [SEP]), got {max_seq_length}")
         if not 0.0 < masked_lm_prob < 1.0:
@@ -56,17 +56,17 @@ class InstanceBuilder:
         self.do_whole_word_mask = do_whole_word_mask
         self.vocab_size = vocab_size
         self.cls_id, self.sep_id, self.mask_id = cls_id, sep_id, mask_id
-        self.rng = rng
 
-    def build(self, document, random_document):
+    def build(self, document, random_document, rng):
         """Returns the instances of one document.
 
         Args:
           document: list of `(piece_ids, word_starts)` sentences, none empty.
           random_document: callable returning another document (never this one),
             drawn when a NotNext pair needs a B segment.
+          rng: the `random.Random` every draw comes from, so that the instances
+            are a function of `document`, the other documents and its state.
         """
-        rng = self.rng
         max_num_tokens = self.max_seq_length - 3
         target_length = max_num_tokens
         if rng.random() < self.short_seq_prob:
@@ -81,36 +81,36 @@ class InstanceBuilder:
                 tokens_a, starts_a = _concat(chunk[:a_end])
                 is_random_next = len(chunk) == 1 or rng.random() < 0.5
                 if is_random_next:
-                    tokens_b, starts_b = self._random_segment(random_document(), target_length - len(tokens_a))
+                    tokens_b, starts_b = self._random_segment(random_document(), target_length - len(tokens_a), rng)
                     i -= len(chunk) - a_end  # Put the unused sentences back.
                 else:
                     tokens_b, starts_b = _concat(chunk[a_end:])
-                self._truncate_pair(tokens_a, starts_a, tokens_b, starts_b, max_num_tokens)
-                instances.append(self._instance(tokens_a, starts_a, tokens_b, starts_b, is_random_next))
+                self._truncate_pair(tokens_a, starts_a, tokens_b, starts_b, max_num_tokens, rng)
+                instances.append(self._instance(tokens_a, starts_a, tokens_b, starts_b, is_random_next, rng))
                 chunk, chunk_length = [], 0
             i += 1
         return instances
 
-    def _random_segment(self, document, target_length):
+    def _random_segment(self, document, target_length, rng):
         tokens, starts = [], []
-        for j in range(self.rng.randint(0, len(document) - 1), len(document)):
+        for j in range(rng.randint(0, len(document) - 1), len(document)):
             tokens.extend(document[j][0])
             starts.extend(document[j][1])
             if len(tokens) >= target_length:
                 break
         return tokens, starts
 
-    def _truncate_pair(self, tokens_a, starts_a, tokens_b, starts_b, max_num_tokens):
+    def _truncate_pair(self, tokens_a, starts_a, tokens_b, starts_b, max_num_tokens, rng):
         # google-research truncate_seq_pair: trim the longer segment (B on ties).
         while len(tokens_a) + len(tokens_b) > max_num_tokens:
             tokens, starts = (tokens_a, starts_a) if len(tokens_a) > len(tokens_b) else (tokens_b, starts_b)
-            if self.rng.random() < 0.5:
+            if rng.random() < 0.5:
                 del tokens[0], starts[0]
             else:
                 tokens.pop()
                 starts.pop()
 
-    def _instance(self, tokens_a, starts_a, tokens_b, starts_b, is_random_next):
+    def _instance(self, tokens_a, starts_a, tokens_b, starts_b, is_random_next, rng):
         input_ids = [self.cls_id] + tokens_a + [self.sep_id] + tokens_b + [self.sep_id]
         segment_ids = [0] * (len(tokens_a) + 2) + [1] * (len(tokens_b) + 1)
         # Candidate groups of positions: whole words, or single pieces.
@@ -121,12 +121,11 @@ class InstanceBuilder:
                     groups.append([offset + k])
                 else:
                     groups[-1].append(offset + k)
-        positions, labels = self._mask(input_ids, groups)
+        positions, labels = self._mask(input_ids, groups, rng)
         return TrainingInstance(input_ids, segment_ids, positions, labels, is_random_next)
 
-    def _mask(self, input_ids, groups):
+    def _mask(self, input_ids, groups, rng):
         """Masks `input_ids` in place; returns sorted masked positions and original ids."""
-        rng = self.rng
         num_to_predict = min(self.max_predictions_per_seq,
                              max(1, int(round(len(input_ids) * self.masked_lm_prob))))
         rng.shuffle(groups)

@@ -46,9 +46,15 @@ def serialize_instance(instance, max_seq_length, max_predictions_per_seq):
     return example.SerializeToString(deterministic=True)
 
 
-def check_writable(paths):
-    """Raises `ValueError` naming the path if an output file cannot be created."""
+def check_new_and_writable(paths):
+    """Raises `ValueError` naming the path if an output file exists or cannot be created.
+
+    Runs before any work, so a rerun never overwrites earlier output and a typo in
+    the output directory fails at once.
+    """
     for path in paths:
+        if tf.io.gfile.exists(path):
+            raise ValueError(f"output file {path} exists: delete it or choose another --output_file")
         directory = os.path.dirname(path) or "."
         probe = f"{path}.probe-{os.getpid()}"
         try:
@@ -60,55 +66,29 @@ def check_writable(paths):
             raise ValueError(f"cannot write output file {path}: {getattr(error, 'message', error)}") from error
 
 
-class ShardedWriter:
-    """Writes records round-robin into several TFRecord files.
+def write_shard(path, records):
+    """Writes `records` (bytes) to the TFRecord file `path`; returns how many.
 
-    Each file is written under `<path>.incomplete` and renamed to `path` only
-    by `close()`, so a crashed run never leaves a partial shard that looks
-    complete. Use as a context manager: on an exception the temporary files
-    are deleted.
+    The file is written as `<path>.incomplete` and renamed to `path` when
+    complete, so a crashed run never leaves a partial shard that looks
+    complete, and a retried write (distributed runners retry work) replaces the
+    temporary file.
 
     Example:
     >>> import tempfile
-    >>> out = tempfile.mkdtemp()
-    >>> with ShardedWriter([f"{out}/a.tfrecord", f"{out}/b.tfrecord"]) as writer:
-    ...     for record in (b"1", b"2", b"3"):
-    ...         writer.write(record)
-    >>> writer.counts
-    [2, 1]
+    >>> write_shard(f"{tempfile.mkdtemp()}/a.tfrecord", [b"1", b"2"])
+    2
     """
-
-    def __init__(self, paths):
-        self.paths = list(paths)
-        self.counts = [0] * len(self.paths)
-        self._writers = [tf.io.TFRecordWriter(self._temporary(p)) for p in self.paths]
-        self._next = 0
-
-    @staticmethod
-    def _temporary(path):
-        return path + ".incomplete"
-
-    def write(self, record):
-        self._writers[self._next].write(record)
-        self.counts[self._next] += 1
-        self._next = (self._next + 1) % len(self._writers)
-
-    def close(self):
-        for writer, path in zip(self._writers, self.paths):
-            writer.close()
-            tf.io.gfile.rename(self._temporary(path), path, overwrite=True)
-
-    def abort(self):
-        for writer, path in zip(self._writers, self.paths):
-            writer.close()
-            if tf.io.gfile.exists(self._temporary(path)):
-                tf.io.gfile.remove(self._temporary(path))
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, exc_type, exc, traceback):
-        if exc_type is None:
-            self.close()
-        else:
-            self.abort()
+    temporary = path + ".incomplete"
+    count = 0
+    try:
+        with tf.io.TFRecordWriter(temporary) as writer:
+            for record in records:
+                writer.write(record)
+                count += 1
+    except BaseException:
+        if tf.io.gfile.exists(temporary):
+            tf.io.gfile.remove(temporary)
+        raise
+    tf.io.gfile.rename(temporary, path, overwrite=True)
+    return count

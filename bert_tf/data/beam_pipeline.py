@@ -1,0 +1,147 @@
+"""The pretraining-data pipeline on Apache Beam: text files in, TFRecord shards out.
+
+    files ─ read documents ─ group by text hash ─ document keys ─ tokenize in batches
+      ─ count ─ random NotNext buckets ─ records (dupe copies, masks) ─ shard by sort key
+      ─ sort within shard ─ write
+
+Each step is a function of `pretraining_records`; the pipeline only moves data
+between them. Beam runs it in-process (DirectRunner) or on Dataflow, Flink or
+Spark unchanged; the records are the same on all of them.
+"""
+
+from bert_tf.data import beam_options
+from bert_tf.data import create_pretraining_data
+from bert_tf.data import document_reader
+from bert_tf.data import pretraining_records
+from bert_tf.data import tfrecord_writer
+from bert_tf.tokenization import vocab as vocab_lib
+
+beam = beam_options.import_beam()
+
+_NAMESPACE = "bert_tf"
+COUNTERS = ("documents", "empty_documents", "sentences", "instances")
+
+
+class _ReadDocuments(beam.DoFn):
+    """A file's documents as `(text_hash, sentences)` (one file is read by one worker)."""
+
+    def __init__(self, max_document_sentences):
+        self._max_document_sentences = max_document_sentences
+
+    def process(self, path):
+        for document in document_reader.read_documents([path], self._max_document_sentences):
+            yield pretraining_records.content_hash(document.sentences), document.sentences
+
+
+def _keyed(group):
+    """`(text_hash, [sentences, ...])` → `(key, sentences)` per occurrence (identical texts)."""
+    text_hash, documents = group
+    documents = list(documents)
+    return zip(pretraining_records.document_keys(text_hash, len(documents)), documents)
+
+
+class _Tokenize(beam.DoFn):
+    """Batches of `(key, sentences)` → `(key, id_document)` for documents with pieces."""
+
+    def __init__(self, vocab_file, lower_case):
+        self._vocab_file, self._lower_case = vocab_file, lower_case
+        self._documents = beam.metrics.Metrics.counter(_NAMESPACE, "documents")
+        self._empty = beam.metrics.Metrics.counter(_NAMESPACE, "empty_documents")
+        self._sentences = beam.metrics.Metrics.counter(_NAMESPACE, "sentences")
+
+    def setup(self):
+        import tensorflow as tf  # pylint: disable=import-outside-toplevel
+        from bert_tf.tokenization.bert_tokenizer import BertTokenizer  # pylint: disable=import-outside-toplevel
+
+        tokenizer = BertTokenizer(self._vocab_file, lower_case=self._lower_case)
+        self._tokenize = tf.function(tokenizer.tokenize, input_signature=[tf.TensorSpec([None], tf.string)])
+
+    def process(self, batch):
+        id_documents = pretraining_records.tokenize_documents(self._tokenize, [sentences for _, sentences in batch])
+        for (key, _), id_document in zip(batch, id_documents):
+            if not id_document:
+                self._empty.inc()
+                continue
+            self._documents.inc()
+            self._sentences.inc(len(id_document))
+            yield key, id_document
+
+
+class _BucketRecords(beam.DoFn):
+    """A bucket's `(key, id_document)`s → `(shard, (sort_key, record))`."""
+
+    def __init__(self, options, num_shards):
+        self._options, self._num_shards = options, num_shards
+        self._instances = beam.metrics.Metrics.counter(_NAMESPACE, "instances")
+
+    def setup(self):
+        self._builder = create_pretraining_data.instance_builder(
+            self._options, vocab_lib.load_vocab(self._options.vocab_file))
+
+    def process(self, bucket):
+        _, documents = bucket
+        options = self._options
+        for sort_key, record in pretraining_records.bucket_records(
+                documents, self._builder, options.dupe_factor, options.random_seed, options.max_seq_length,
+                options.max_predictions_per_seq):
+            self._instances.inc()
+            yield pretraining_records.shard_of(sort_key, self._num_shards), (sort_key, record)
+
+
+def _num_buckets(num_documents, documents_per_bucket, input_files):
+    if num_documents < 2:
+        raise document_reader.InputError(
+            f"got {num_documents} document(s) with WordPieces from {input_files}: NotNext pairs need at least "
+            "two documents (separate documents by a blank line)")
+    return pretraining_records.num_buckets(num_documents, documents_per_bucket)
+
+
+def _write(shard, paths):
+    index, records = shard
+    records = sorted(r for r in records if r is not None)
+    tfrecord_writer.write_shard(paths[index], (record for _, record in records))
+
+
+def build(pipeline, input_files, paths, options):
+    """Adds the pipeline that writes the records of `input_files` into the shards `paths`.
+
+    Args:
+      pipeline: a `beam.Pipeline`.
+      input_files: list of text files (`document_reader.expand_input_patterns`).
+      paths: output TFRecord files, one per shard (every one is written, maybe empty).
+      options: a `create_pretraining_data.Options`.
+    """
+    documents = (
+        pipeline
+        | "Files" >> beam.Create(input_files)
+        | "ReadDocuments" >> beam.ParDo(_ReadDocuments(options.max_document_sentences))
+        | "GroupByText" >> beam.GroupByKey()
+        | "DocumentKeys" >> beam.FlatMap(_keyed)
+        | "Batch" >> beam.BatchElements(min_batch_size=options.tokenize_batch_size,
+                                        max_batch_size=options.tokenize_batch_size,
+                                        element_size_fn=lambda kv: len(kv[1]))
+        | "Tokenize" >> beam.ParDo(_Tokenize(options.vocab_file, options.do_lower_case)))
+    buckets = (
+        documents
+        | "CountDocuments" >> beam.combiners.Count.Globally()
+        | "NumBuckets" >> beam.Map(_num_buckets, options.documents_per_bucket, input_files))
+    shards = pipeline | "EveryShard" >> beam.Create([(i, None) for i in range(len(paths))])
+    records = (
+        documents
+        | "AssignBuckets" >> beam.Map(
+            lambda kv, n: (pretraining_records.bucket_of(kv[0], options.random_seed, n), kv),
+            n=beam.pvalue.AsSingleton(buckets))
+        | "GroupByBucket" >> beam.GroupByKey()
+        | "Records" >> beam.ParDo(_BucketRecords(options, len(paths))))
+    _ = ((records, shards)
+         | "WithEmptyShards" >> beam.Flatten()
+         | "GroupByShard" >> beam.GroupByKey()
+         | "Write" >> beam.Map(_write, paths))
+
+
+def counters(result):
+    """The pipeline's counts (`COUNTERS`) from a finished run's metrics."""
+    totals = dict.fromkeys(COUNTERS, 0)
+    for counter in result.metrics().query(beam.metrics.MetricsFilter().with_namespace(_NAMESPACE))["counters"]:
+        totals[counter.key.metric.name] += counter.committed if counter.committed is not None else counter.attempted
+    return totals
