@@ -11,6 +11,12 @@ Writes:
     (eval mode, float32) for varied sentences tokenized by `BertTokenizerFast`.
   tiny_hf_pretraining/ + tiny_hf_pretraining_reference.npz: a tiny random `BertForPreTraining`
     saved by `save_pretrained`, and its MLM / NSP logits.
+  tiny_hf_masked_lm/ + fill_mask_reference.json: a tiny random `BertForPreTraining` over a word
+    vocab, and transformers' `fill-mask` pipeline on it (top 5 ids and probabilities per [MASK])
+    for texts with one, several and adjacent masks. MiniLM has no masked-LM head
+    (sentence-transformers dropped it), so this one stands in.
+
+`--only=minilm|tiny_pretraining|fill_mask` rewrites just that fixture.
 
 With `--check_export=DIR` it instead loads, with transformers, a folder that bert_tf's
 `export_huggingface_checkpoint` wrote from the converted MiniLM (as `BertModel`) or from
@@ -37,6 +43,8 @@ _parser.add_argument("--max_seq_length", type=int, default=32,
                      help="Sequence length of the MiniLM fixture.")
 _parser.add_argument("--check_export", default=None,
                      help="An HF folder exported by bert_tf to check instead.")
+_parser.add_argument("--only", choices=["minilm", "tiny_pretraining", "fill_mask"], default=None,
+                     help="Write only this fixture (default: all).")
 
 # (text, text_pair or None): accents, CJK, numbers, punctuation, empty, too long, pairs.
 SENTENCES = [
@@ -122,6 +130,72 @@ def make_tiny_pretraining_fixture(output_dir):
         nsp_logits=outputs.seq_relationship_logits.numpy())
 
 
+# A word vocab (uncased, with continuation pieces) for the fill-mask fixture.
+FILL_MASK_WORDS = (
+    "and god said let there be light dark water earth heaven day night morning evening first "
+    "second created the of in was it good saw made called divided waters firmament beginning "
+    "form void face spirit moved upon upper lower land sea fruit tree seed grass herb kind "
+    "after his own").split()
+FILL_MASK_VOCAB = (["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", ",", ".", ";", ":", "'"]
+                   + FILL_MASK_WORDS + ["##s", "##ed", "##ing", "##ness", "##ly", "##er"])
+# Cased text (the tokenizer lower-cases), one mask, masks apart, a run of two, a mask first,
+# an out-of-vocab word ([UNK]), a word split into pieces (light ##s), different lengths.
+FILL_MASK_TEXTS = [
+    "And God said, Let there be [MASK].",
+    "And the evening and the [MASK] were the first day.",
+    "[MASK] God created the heaven and the [MASK].",
+    "God saw the lights, that it was [MASK][MASK].",
+    "In the beginning Elohim created the [MASK]; and the earth was without form, and void.",
+]
+
+
+def make_fill_mask_fixture(output_dir):
+    """A tiny random BertForPreTraining over a word vocab, and transformers' fill-mask on it.
+
+    Weights are drawn wider than BERT's initializer so predictions depend on the context (at
+    BERT's 0.02, or the tiny_hf_pretraining fixture's 0.2, every mask gets the same top 5).
+    """
+    torch.manual_seed(0)
+    config = transformers.BertConfig(
+        vocab_size=len(FILL_MASK_VOCAB), hidden_size=32, num_hidden_layers=2,
+        num_attention_heads=4, intermediate_size=37, max_position_embeddings=40,
+        hidden_act="gelu")
+    model = transformers.BertForPreTraining(config).eval()
+    with torch.no_grad():
+        for name, parameter in model.named_parameters():
+            if "LayerNorm.weight" in name:
+                parameter.normal_(1.0, 0.2)
+            elif name.endswith("bias"):
+                parameter.normal_(0.0, 0.1)
+            elif "embeddings" in name:
+                parameter.normal_(0.0, 1.0)
+            else:
+                parameter.normal_(0.0, 0.5)
+    folder = os.path.join(output_dir, "tiny_hf_masked_lm")
+    model.save_pretrained(folder)
+    with open(os.path.join(folder, "vocab.txt"), "w", encoding="utf-8") as f:
+        f.write("\n".join(FILL_MASK_VOCAB) + "\n")
+
+    # The pipeline loads the folder as BertForMaskedLM (pooler and NSP head unused).
+    fill = transformers.pipeline("fill-mask", model=folder, tokenizer=folder, top_k=5,
+                                 device="cpu")
+    cases = []
+    for text in FILL_MASK_TEXTS:
+        predictions = fill(text)
+        if isinstance(predictions[0], dict):  # one mask: the pipeline drops a level
+            predictions = [predictions]
+        cases.append({"text": text,
+                      "ids": [[p["token"] for p in mask] for mask in predictions],
+                      "tokens": [[p["token_str"] for p in mask] for mask in predictions],
+                      "probabilities": [[p["score"] for p in mask] for mask in predictions]})
+    meta = {"model": "tiny_hf_masked_lm (random BertForPreTraining, word vocab)",
+            "pipeline": "fill-mask, top_k=5", "torch": torch.__version__,
+            "transformers": transformers.__version__, "cases": cases}
+    with open(os.path.join(output_dir, "fill_mask_reference.json"), "w", encoding="utf-8") as f:
+        json.dump(meta, f, indent=1)
+        f.write("\n")
+
+
 def check_export(folder, output_dir):
     """Loads a bert_tf export with transformers; prints key mismatches and output diffs."""
     with open(os.path.join(folder, "config.json"), encoding="utf-8") as f:
@@ -157,8 +231,12 @@ def main():
         check_export(args.check_export, args.output_dir)
         return
     os.makedirs(args.output_dir, exist_ok=True)
-    make_minilm_fixture(args.output_dir, args.max_seq_length)
-    make_tiny_pretraining_fixture(args.output_dir)
+    if args.only in (None, "minilm"):
+        make_minilm_fixture(args.output_dir, args.max_seq_length)
+    if args.only in (None, "tiny_pretraining"):
+        make_tiny_pretraining_fixture(args.output_dir)
+    if args.only in (None, "fill_mask"):
+        make_fill_mask_fixture(args.output_dir)
 
 
 if __name__ == "__main__":
