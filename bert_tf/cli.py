@@ -1,9 +1,10 @@
 """What every entry point shares: a quiet start, flags from an options dataclass, one error policy.
 
 Only entry points (`bert_tf/run_*.py`, `tools/*.py`) import this module, and they import it
-before anything that imports TensorFlow: importing it sets `TF_CPP_MIN_LOG_LEVEL=3` (unless the
-user set it), which silences TensorFlow's C++ start-up lines (oneDNN, CUDA, cpu_feature_guard).
-`TF_CPP_MIN_LOG_LEVEL=0 python -m bert_tf.run_pretraining ...` brings them back.
+before anything that imports TensorFlow: importing it imports TensorFlow quietly (unless the
+user set `TF_CPP_MIN_LOG_LEVEL`), without its C++ start-up lines (oneDNN, CUDA,
+cpu_feature_guard). `TF_CPP_MIN_LOG_LEVEL=0 python -m bert_tf.run_pretraining ...` brings
+them back.
 
 Example (an entry point):
 >>> from bert_tf import cli
@@ -18,7 +19,30 @@ import logging as std_logging
 import os
 import sys
 
-os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+
+
+def _import_tensorflow_quietly():
+    """Imports TensorFlow with its C++ start-up lines silenced, unless the user asked for them.
+
+    `TF_CPP_MIN_LOG_LEVEL=3` hides TensorFlow's C++ logging; the lines that Abseil writes
+    before its logging is initialised (oneDNN, CUDA drivers) ignore it, so the import runs
+    with file descriptor 2 pointed at /dev/null. An import error still shows: it is raised
+    after stderr is back.
+    """
+    if "TF_CPP_MIN_LOG_LEVEL" in os.environ:
+        return
+    os.environ["TF_CPP_MIN_LOG_LEVEL"] = "3"
+    saved, devnull = os.dup(2), os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, 2)
+    try:
+        import tensorflow  # noqa: F401
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+        os.close(devnull)
+
+
+_import_tensorflow_quietly()
 
 from absl import app, flags, logging  # noqa: E402
 
@@ -28,6 +52,7 @@ FLAGS = flags.FLAGS
 EXIT_USER_ERROR = 1
 EXIT_INTERRUPTED = 130
 LOG_FILE = "log.txt"
+_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
 
 
 def define_flags(options_cls, flag_values=FLAGS, defaults=None):
@@ -62,23 +87,42 @@ def options_from_flags(options_cls, flag_values=FLAGS):
                           for field in dataclasses.fields(options_cls)})
 
 
-def log_to_file(output_dir):
-    """Sends absl's full log to `output_dir/log.txt`; the console keeps warnings and errors.
+class _ConsoleFormatter(std_logging.Formatter):
+    """Info lines as they are; warnings and errors with their level in front."""
 
-    Progress and results reach the console through the entry point's own `print`s, without
-    absl's `I1203 07:41:00.1 140 file.py:12]` prefix.
+    def filter(self, record):
+        """Keeps bert_tf's info lines and everyone's warnings (not TF's own info chatter)."""
+        return record.levelno >= std_logging.WARNING or _PACKAGE_DIR in record.pathname
+
+    def format(self, record):
+        message = record.getMessage()
+        if record.levelno >= std_logging.WARNING:
+            return f"{record.levelname.lower()}: {message}"
+        return message
+
+
+def log_to_file(output_dir):
+    """Writes absl's full log to `output_dir/log.txt`; the console keeps the bare messages.
+
+    The console loses absl's `I1203 07:41:00.123 140 file.py:12]` prefix (progress lines
+    read as they are); the file keeps it, with every line of the run.
     """
     os.makedirs(output_dir, exist_ok=True)
     handler = std_logging.FileHandler(os.path.join(output_dir, LOG_FILE))
     handler.setFormatter(logging.PythonFormatter())
     logging.get_absl_logger().addHandler(handler)
-    logging.get_absl_handler().setLevel(std_logging.WARNING)
-    logging.get_absl_handler().setFormatter(std_logging.Formatter("%(levelname)s: %(message)s"))
+    console = _ConsoleFormatter()
+    logging.get_absl_handler().setFormatter(console)
+    logging.get_absl_handler().addFilter(console)
 
 
 def report_error(program, error):
-    """Prints a user error as one line on stderr."""
+    """Prints a user error as one line on stderr (and into the run's log file, if any)."""
     message = " ".join(str(error).split("\n")[0].split()) or type(error).__name__
+    for handler in logging.get_absl_logger().handlers:
+        if isinstance(handler, std_logging.FileHandler):
+            handler.emit(std_logging.makeLogRecord({"msg": message, "levelno": 40,
+                                                    "levelname": "ERROR"}))
     print(f"{program}: error: {message}", file=sys.stderr, flush=True)
 
 
@@ -95,7 +139,6 @@ def run(main, program=None):
             return main(argv)
         except (UserError, FileNotFoundError, IsADirectoryError, NotADirectoryError,
                 PermissionError) as error:
-            logging.error("%s", error)
             report_error(program, error)
             sys.exit(EXIT_USER_ERROR)
         except KeyboardInterrupt:
@@ -103,4 +146,5 @@ def run(main, program=None):
                   "checkpoint.", file=sys.stderr, flush=True)
             sys.exit(EXIT_INTERRUPTED)
 
+    FLAGS.set_default("verbosity", logging.INFO)  # progress lines; --verbosity=-1 hides them
     app.run(guarded_main)

@@ -10,12 +10,15 @@ import json
 import os
 
 from bert_tf.errors import UserError
-from bert_tf.layers.activations import ACTIVATIONS
 
 
 class ConfigError(UserError, ValueError):
     """A model config is missing keys, has unknown keys or holds bad values."""
 
+
+# `hidden_act` values; bert_tf.layers.activations maps each name to its function.
+HIDDEN_ACTS = ("gelu", "gelu_new", "gelu_approximate", "gelu_pytorch_tanh", "relu", "tanh",
+               "swish", "silu")
 
 # Keys every bert_config.json must give; the rest have google-research's defaults.
 _REQUIRED_KEYS = (
@@ -74,14 +77,23 @@ class BertConfig:
                 "`hidden_size` must be divisible by `num_attention_heads`. Received: "
                 f"`hidden_size={self.hidden_size}`, `num_attention_heads={self.num_attention_heads}`."
             )
-        if self.hidden_act not in ACTIVATIONS:
+        if not isinstance(self.hidden_act, str) or self.hidden_act not in HIDDEN_ACTS:
             raise ConfigError(
-                f"Unknown `hidden_act={self.hidden_act!r}`. Expected one of {sorted(ACTIVATIONS)}."
+                f"Unknown `hidden_act={self.hidden_act!r}`. Expected one of {sorted(HIDDEN_ACTS)}."
             )
+        for name in ("hidden_dropout_prob", "attention_probs_dropout_prob", "initializer_range",
+                     "layer_norm_eps"):
+            value = getattr(self, name)
+            if not isinstance(value, (int, float)) or isinstance(value, bool):
+                raise ConfigError(f"`{name}` must be a number. Received: `{name}={value!r}`.")
         for name in ("hidden_dropout_prob", "attention_probs_dropout_prob"):
             value = getattr(self, name)
             if not 0.0 <= value < 1.0:
                 raise ConfigError(f"`{name}` must be in [0, 1). Received: `{name}={value!r}`.")
+        for name in ("initializer_range", "layer_norm_eps"):
+            value = getattr(self, name)
+            if not 0.0 < value < float("inf"):
+                raise ConfigError(f"`{name}` must be positive. Received: `{name}={value!r}`.")
 
     @property
     def head_size(self):

@@ -26,7 +26,7 @@ class OptionError(UserError, ValueError):
 
     def __init__(self, name, value, reason):
         self.name, self.value, self.reason = name, value, reason
-        super().__init__(f"--{name}={value}: {reason}")
+        super().__init__(f"--{name} {reason}" if value is None else f"--{name}={value}: {reason}")
 
 
 def option(default, help_text, *, choices=None, lower_bound=None, upper_bound=None,
@@ -42,7 +42,7 @@ def check_options(options):
     for field in dataclasses.fields(options):
         meta, value = field.metadata, getattr(options, field.name)
         if meta.get("required") and value in (None, ""):
-            raise OptionError(field.name, value, "is required.")
+            raise OptionError(field.name, None, "is required.")
         if value is None:
             continue
         if meta.get("choices") and value not in meta["choices"]:

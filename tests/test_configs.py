@@ -51,6 +51,11 @@ def test_unknown_key_is_named():
     ("num_attention_heads", 5, "divisible"),
     ("hidden_size", 0, "positive integer"),
     ("hidden_dropout_prob", 1.5, r"in \[0, 1\)"),
+    ("hidden_dropout_prob", "0.1", "must be a number.*'0.1'"),
+    ("layer_norm_eps", -1, "layer_norm_eps.*must be positive"),
+    ("initializer_range", 0, "initializer_range.*must be positive"),
+    ("hidden_act", ["gelu"], "Unknown `hidden_act"),
+    ("vocab_size", "30522", "positive integer"),
 ])
 def test_bad_values(key, value, message):
     with pytest.raises(ConfigError, match=message):

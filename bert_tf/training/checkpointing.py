@@ -52,6 +52,7 @@ class TrainingCheckpoint:
     def __init__(self, strategy, output_dir, items, optimizer, step, max_to_keep=5):
         self.checkpoint = tf.train.Checkpoint(optimizer=optimizer, step=step, **items)
         self.chief = is_chief(strategy)
+        self.output_dir = output_dir
         directory = output_dir if self.chief else os.path.join(
             output_dir, f".worker_{task_id(strategy)}_tmp")
         self.directory = directory
@@ -63,16 +64,36 @@ class TrainingCheckpoint:
     @property
     def latest(self):
         return self.manager.latest_checkpoint if self.chief else tf.train.latest_checkpoint(
-            os.path.dirname(self.directory))
+            self.output_dir)
+
+    def _candidates(self):
+        """Checkpoint prefixes of `output_dir`, newest first: the state file's and any on disk."""
+        listed = set(self.manager.checkpoints) if self.chief else set()
+        if self.latest:
+            listed.add(self.latest)
+        found = {path[:-len(".index")] for path in
+                 tf.io.gfile.glob(os.path.join(self.output_dir, "ckpt-*.index"))}
+        numbered = [path for path in listed | found if path.rsplit("-", 1)[-1].isdigit()]
+        return sorted(numbered, key=lambda path: int(path.rsplit("-", 1)[-1]), reverse=True)
 
     def restore_latest(self):
-        """Restores the newest checkpoint of `output_dir`; returns its path or None."""
-        path = self.latest
-        if path is None:
-            return None
-        self.checkpoint.restore(path).assert_existing_objects_matched()
-        logging.info("Resumed from %s at step %d.", path, int(self.step.numpy()))
-        return path
+        """Restores the newest intact checkpoint of `output_dir`; returns its path or None.
+
+        A damaged newer checkpoint (truncated data, missing `.index`, a broken `checkpoint`
+        state file) is skipped with a warning naming it; its files are left in place and are
+        overwritten when the run reaches that step again.
+        """
+        for path in self._candidates():
+            try:
+                self.checkpoint.restore(path).assert_existing_objects_matched()
+            except (tf.errors.OpError, ValueError, AssertionError) as error:
+                reason = str(getattr(error, "message", error)).split("\n")[0][:200]
+                logging.warning("Checkpoint %s is damaged (%s); trying the one before it.",
+                                path, reason)
+                continue
+            logging.info("Resumed from %s at step %d.", path, int(self.step.numpy()))
+            return path
+        return None
 
     def save(self):
         path = self.manager.save(checkpoint_number=self.step)

@@ -102,3 +102,12 @@ def is_chief(strategy):
 def task_id(strategy):
     resolver = getattr(strategy, "cluster_resolver", None)
     return 0 if resolver is None or resolver.task_id is None else resolver.task_id
+
+
+def check_batch_split(global_batch_size, num_replicas, gradient_accumulation_steps=1):
+    """Raises ValueError unless the global batch splits evenly over replicas and micro-batches."""
+    per_replica, remainder = divmod(global_batch_size, num_replicas)
+    if remainder or per_replica % gradient_accumulation_steps:
+        raise ValueError(
+            f"the global batch size {global_batch_size} is not divisible by {num_replicas} "
+            f"replica(s) x {gradient_accumulation_steps} gradient accumulation step(s).")

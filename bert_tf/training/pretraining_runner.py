@@ -5,78 +5,29 @@
 """
 
 import dataclasses
-import os
 
 import keras
 import tensorflow as tf
-from absl import logging
 
-from bert_tf.errors import UserError
 from bert_tf.checkpoints.model_dir import write_model_dir
 from bert_tf.configs import BertConfig, ConfigError
+from bert_tf.dtype_policy import policy_scope
+from bert_tf.errors import UserError
 from bert_tf.data.document_reader import InputError
 from bert_tf.data.dynamic_pretraining import dynamic_pretraining_dataset
 from bert_tf.data.pretraining_dataset import RecordFormatError, pretraining_dataset
 from bert_tf.training.checkpointing import check_output_dir
-from bert_tf.training.distribution import get_strategy, is_chief
+from bert_tf.training.distribution import check_batch_split, get_strategy, is_chief
 from bert_tf.training.optimization import create_optimizer
+from bert_tf.training.options import (RESUMABLE_CHANGES, PretrainingOptions,
+                                      check_pretraining_options)
 from bert_tf.training.pretraining import (build_pretrainer, pretraining_loss_fn,
                                           to_left_to_right, unigram_baseline_accuracy)
+from bert_tf.training.run_directory import claim_output_dir
 from bert_tf.training.train_loop import Trainer, run_training
-
-DTYPES = ("float32", "mixed_bfloat16", "mixed_float16")
-INPUT_FORMATS = ("tfrecord", "text")
-OPTIONS_FILE = "pretraining_flags.txt"
-
 
 class PretrainingInputError(UserError, ValueError):
     """A user-facing problem with the run's inputs (files, config, batch sizes)."""
-
-
-@dataclasses.dataclass
-class PretrainingOptions:
-    """The run's settings; the names and defaults of `run_pretraining`'s flags."""
-    bert_config_file: str = None
-    input_file: str = None
-    output_dir: str = None
-    eval_input_file: str = None
-    input_format: str = "tfrecord"
-    vocab_file: str = None
-    do_lower_case: bool = True
-    init_checkpoint: str = None
-    max_seq_length: int = 128
-    max_predictions_per_seq: int = 20
-    do_train: bool = True
-    do_eval: bool = True
-    train_batch_size: int = 32
-    eval_batch_size: int = 8
-    learning_rate: float = 1e-4
-    num_train_steps: int = 100000
-    num_warmup_steps: int = 10000
-    save_checkpoints_steps: int = 1000
-    eval_every_steps: int = 0
-    max_eval_steps: int = 100
-    steps_per_loop: int = 100
-    optimizer: str = "adamw"
-    weight_decay: float = 0.01
-    gradient_accumulation_steps: int = 1
-    distribution_strategy: str = "one_device"
-    tpu: str = ""
-    num_gpus: int = None
-    dtype: str = "float32"
-    enable_xla: bool = False
-    remat: bool = False
-    no_nsp: bool = False
-    left_to_right: bool = False
-    seed: int = 12345
-
-
-def write_flagfile(options, path):
-    """Writes `options` as a flagfile that reruns (and resumes) the same command."""
-    lines = [f"--{name}={value}" for name, value in dataclasses.asdict(options).items()
-             if value is not None]
-    with tf.io.gfile.GFile(path, "w") as f:
-        f.write("\n".join(lines) + "\n")
 
 
 def load_config(options):
@@ -95,31 +46,13 @@ def load_config(options):
     return config
 
 
-def _check_options(options):
-    for name, allowed in (("dtype", DTYPES), ("input_format", INPUT_FORMATS)):
-        if getattr(options, name) not in allowed:
-            raise PretrainingInputError(f"--{name}={getattr(options, name)!r}; choose one of {list(allowed)}.")
-    if not options.output_dir:
-        raise PretrainingInputError("--output_dir is required.")
-    if options.do_train and not options.input_file:
-        raise PretrainingInputError("--input_file is required with --do_train.")
-    if not 0 <= options.num_warmup_steps <= options.num_train_steps:
-        raise PretrainingInputError(
-            f"--num_warmup_steps={options.num_warmup_steps} must lie in "
-            f"[0, --num_train_steps={options.num_train_steps}].")
-    if options.input_format == "text" and not options.vocab_file:
-        raise PretrainingInputError("--input_format=text needs --vocab_file.")
-
-
 def dataset_fn(options, input_file, batch_size, is_training):
     """`fn(input_context, skip_batches=0)` giving per-replica batches of the run's objective."""
-    use_next_sentence = not (options.no_nsp or options.left_to_right)
-
     def fn(input_context=None, skip_batches=0):
         common = dict(batch_size=batch_size, seq_length=options.max_seq_length,
                       max_predictions_per_seq=options.max_predictions_per_seq,
                       is_training=is_training, input_context=input_context, seed=options.seed,
-                      use_next_sentence=use_next_sentence, skip_batches=skip_batches)
+                      use_next_sentence=options.use_next_sentence, skip_batches=skip_batches)
         if options.input_format == "text":
             dataset = dynamic_pretraining_dataset(input_file, options.vocab_file,
                                                   options.do_lower_case, **common)
@@ -132,75 +65,121 @@ def dataset_fn(options, input_file, batch_size, is_training):
     return fn
 
 
-def _check_inputs(options, fn):
-    """Builds the input pipeline once, so bad files fail before any model is built."""
+def _check_inputs(fn):
+    """Builds an input pipeline once, so bad files fail before any model is built."""
     try:
-        fn()
+        return fn()
     except (InputError, RecordFormatError, FileNotFoundError) as error:
         raise PretrainingInputError(f"Bad input: {error}") from None
 
 
+def _check_vocab(options, config):
+    if not options.vocab_file:
+        return
+    if not tf.io.gfile.exists(options.vocab_file):
+        raise PretrainingInputError(f"--vocab_file={options.vocab_file}: no such file.")
+    with tf.io.gfile.GFile(options.vocab_file) as f:
+        size = len(f.read().rstrip("\n").split("\n"))
+    if size > config.vocab_size:
+        raise PretrainingInputError(
+            f"--vocab_file={options.vocab_file} has {size} tokens but vocab_size="
+            f"{config.vocab_size} in {options.bert_config_file}; ids past {config.vocab_size - 1} "
+            "would have no embedding. Use the config of this vocab.")
+
+
+@dataclasses.dataclass
+class PreparedRun:
+    """A pretraining run whose options and inputs passed every check, its folder claimed."""
+    options: PretrainingOptions
+    config: BertConfig
+    strategy: tf.distribute.Strategy
+    train_fn: object
+    eval_fn: object
+    eval_dataset: tf.data.Dataset
+
+
+def prepare_pretraining(options):
+    """Checks every option and input, then claims `output_dir`; nothing is trained yet.
+
+    Raises:
+      UserError (OptionError, PretrainingInputError, OutputDirError), PermissionError: a bad
+      option, input or output folder, found before anything is written.
+    """
+    check_pretraining_options(options)
+    config = load_config(options)
+    _check_vocab(options, config)
+    check_output_dir(options.output_dir)
+    strategy = get_strategy(options.distribution_strategy, options.tpu, options.num_gpus)
+    try:
+        check_batch_split(options.train_batch_size, strategy.num_replicas_in_sync,
+                          options.gradient_accumulation_steps)
+    except ValueError as error:
+        raise PretrainingInputError(f"--train_batch_size: {error}") from None
+    train_fn = dataset_fn(options, options.input_file, options.train_batch_size, True)
+    eval_file = options.eval_input_file or options.input_file
+    eval_fn = dataset_fn(options, eval_file, options.eval_batch_size, False) if options.do_eval else None
+    if options.do_train:
+        _check_inputs(train_fn)
+    eval_dataset = _check_inputs(eval_fn) if eval_fn is not None else None
+    if is_chief(strategy):
+        claim_output_dir(options.output_dir, dataclasses.asdict(options), RESUMABLE_CHANGES)
+    return PreparedRun(options, config, strategy, train_fn, eval_fn, eval_dataset)
+
+
 def run_pretraining(options, progress_fn=None):
     """Pretrains (or resumes) and evaluates; writes the model directory into `output_dir`.
+
+    `prepare_pretraining` then `pretrain`; an entry point calls the two itself to start its
+    log file in `output_dir` only once the folder is claimed.
 
     Returns:
       dict with `step`, `train` (last train metrics), `eval` (held-out metrics, with the
       `unigram_baseline` accuracy of the masked tokens) and `model_dir`.
 
     Raises:
-      PretrainingInputError, PermissionError: bad inputs, before any training.
+      UserError, PermissionError: bad options or inputs, before any training.
       NonFiniteLossError: the loss became NaN/Inf (the last good checkpoint is kept).
     """
-    _check_options(options)
-    config = load_config(options)
-    check_output_dir(options.output_dir)
-    strategy = get_strategy(options.distribution_strategy, options.tpu, options.num_gpus)
-    replicas = strategy.num_replicas_in_sync
-    if options.train_batch_size % (replicas * options.gradient_accumulation_steps):
-        raise PretrainingInputError(
-            f"--train_batch_size={options.train_batch_size} is not divisible by {replicas} "
-            f"replica(s) x --gradient_accumulation_steps={options.gradient_accumulation_steps}.")
-    train_fn = dataset_fn(options, options.input_file, options.train_batch_size, True)
-    eval_file = options.eval_input_file or options.input_file
-    eval_fn = dataset_fn(options, eval_file, options.eval_batch_size, False) if options.do_eval else None
-    if options.do_train:
-        _check_inputs(options, train_fn)
-    if eval_fn is not None:
-        _check_inputs(options, eval_fn)
-    if is_chief(strategy):
-        write_flagfile(options, os.path.join(options.output_dir, OPTIONS_FILE))
+    return pretrain(prepare_pretraining(options), progress_fn)
 
-    keras.mixed_precision.set_global_policy(options.dtype)
+
+def pretrain(run, progress_fn=None):
+    """Trains and evaluates a `PreparedRun` under its dtype policy; see `run_pretraining`."""
+    with policy_scope(run.options.dtype):
+        return _train_and_write(run, progress_fn)
+
+
+def _train_and_write(run, progress_fn):
+    options, config, strategy = run.options, run.config, run.strategy
     keras.utils.set_random_seed(options.seed)  # Same initial weights and dropout on a rerun.
-    use_next_sentence = not (options.no_nsp or options.left_to_right)
     with strategy.scope():
-        model = build_pretrainer(config, use_next_sentence, options.left_to_right, options.remat)
+        model = build_pretrainer(config, options.use_next_sentence, options.left_to_right,
+                                 options.remat)
         optimizer = create_optimizer(options.optimizer, options.learning_rate,
                                      options.num_train_steps, options.num_warmup_steps,
                                      weight_decay=options.weight_decay, dtype=options.dtype)
-    loss_fn = pretraining_loss_fn(options.train_batch_size, use_next_sentence)
+    loss_fn = pretraining_loss_fn(options.train_batch_size, options.use_next_sentence)
     trainer = Trainer(strategy, model, loss_fn, optimizer, options.gradient_accumulation_steps,
                       options.enable_xla)
     result = run_training(
-        trainer, train_fn, options.train_batch_size,
+        trainer, run.train_fn, options.train_batch_size,
         options.num_train_steps if options.do_train else 0, options.output_dir,
         model.checkpoint_items(), steps_per_loop=options.steps_per_loop,
         save_checkpoints_steps=options.save_checkpoints_steps,
-        init_checkpoint=options.init_checkpoint, eval_dataset_fn=eval_fn,
+        init_checkpoint=options.init_checkpoint, eval_dataset_fn=run.eval_fn,
         eval_every_steps=options.eval_every_steps or None,
         max_eval_steps=options.max_eval_steps, progress_fn=progress_fn)
     eval_metrics = dict(result.eval_metrics)
-    if eval_fn is not None:
+    if run.eval_fn is not None:
         eval_metrics["unigram_baseline"] = unigram_baseline_accuracy(
-            eval_fn().take(options.max_eval_steps or -1))
-        logging.info("Held-out: %s", eval_metrics)
+            run.eval_dataset.take(options.max_eval_steps))
     model_dir = options.output_dir
     if is_chief(strategy):
         write_model_dir(model_dir, config, vocab_file=options.vocab_file,
                         info={"task": "pretraining", "step": result.step,
-                              "objective": "ltr" if options.left_to_right else
-                              ("mlm" if options.no_nsp else "mlm+nsp")},
+                              "objective": options.objective,
+                              "do_lower_case": options.do_lower_case,
+                              "max_seq_length": options.max_seq_length},
                         **model.checkpoint_items())
-    keras.mixed_precision.set_global_policy("float32")
     return {"step": result.step, "train": result.train_metrics, "eval": eval_metrics,
             "model_dir": model_dir}

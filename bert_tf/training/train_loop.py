@@ -18,7 +18,7 @@ from tensorflow.core.framework import summary_pb2
 from bert_tf.errors import UserError
 from bert_tf.training.checkpointing import (TrainingCheckpoint, check_output_dir,
                                             restore_init_checkpoint)
-from bert_tf.training.distribution import is_chief
+from bert_tf.training.distribution import check_batch_split, is_chief
 from bert_tf.training.optimization import current_learning_rate
 from bert_tf.training.train_step import ReplicaTrainStep, replica_eval_step
 
@@ -185,12 +185,8 @@ def run_training(trainer, train_dataset_fn, global_batch_size, num_train_steps, 
       NonFiniteLossError: the loss became NaN/Inf (nothing is saved past the last good step).
     """
     strategy = trainer.strategy
-    per_replica, remainder = divmod(global_batch_size, strategy.num_replicas_in_sync)
-    if remainder or per_replica % trainer.gradient_accumulation_steps:
-        raise ValueError(
-            f"The global batch size {global_batch_size} must split evenly over "
-            f"{strategy.num_replicas_in_sync} replica(s) x {trainer.gradient_accumulation_steps} "
-            "gradient accumulation step(s).")
+    check_batch_split(global_batch_size, strategy.num_replicas_in_sync,
+                      trainer.gradient_accumulation_steps)
     check_output_dir(output_dir)
     checkpoint = TrainingCheckpoint(strategy, output_dir, checkpoint_items, trainer.optimizer,
                                     trainer.step, max_checkpoints_to_keep)

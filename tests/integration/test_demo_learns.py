@@ -5,7 +5,8 @@ import os
 
 import pytest
 
-from bert_tf.training.pretraining_runner import PretrainingOptions, run_pretraining
+from bert_tf.training.options import PretrainingOptions
+from bert_tf.training.pretraining_runner import run_pretraining
 
 CORPUS = os.path.join(os.path.dirname(__file__), "..", "..", "bert_tf", "data", "corpus")
 

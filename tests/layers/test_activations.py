@@ -48,3 +48,10 @@ def test_the_two_gelus_differ():
 def test_unknown_activation():
     with pytest.raises(ValueError, match="Unknown activation `gleu`"):
         get_activation("gleu")
+
+
+def test_every_config_hidden_act_has_an_activation():
+    from bert_tf.configs import HIDDEN_ACTS
+    from bert_tf.layers.activations import ACTIVATIONS
+
+    assert set(HIDDEN_ACTS) == set(ACTIVATIONS)

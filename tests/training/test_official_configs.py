@@ -7,10 +7,11 @@ import os
 import pytest
 from absl import flags
 
+from bert_tf import cli
 from bert_tf.configs import BertConfig
-from bert_tf.run_pretraining import define_flags, options_from_flags
+from bert_tf.training.options import PretrainingOptions, check_pretraining_options
 from bert_tf.training.pretraining import build_pretrainer
-from bert_tf.training.pretraining_runner import PretrainingOptions, load_config
+from bert_tf.training.pretraining_runner import load_config
 
 ROOT = os.path.join(os.path.dirname(__file__), "..", "..")
 CONFIGS = os.path.join(ROOT, "official_configs")
@@ -34,9 +35,12 @@ def test_flagfile_parses_and_builds_its_model_shrunk(path, monkeypatch):
     for part in ("Command:", "Hardware:", "Expected:"):
         assert part in text, f"{path}: header lacks {part!r}"
     flag_values = flags.FlagValues()
-    define_flags(flag_values)
+    cli.define_flags(PretrainingOptions, flag_values)
     flag_values(["run_pretraining", f"--flagfile={path}"])  # unknown flags would raise here
-    options = options_from_flags(flag_values)
+    options = cli.options_from_flags(PretrainingOptions, flag_values)
+    # Real-run flagfiles leave the folders to the command line.
+    check_pretraining_options(dataclasses.replace(
+        options, output_dir=options.output_dir or "out", input_file=options.input_file or "in"))
     defaults = PretrainingOptions()
     for line in open(path, encoding="utf-8"):
         if line.startswith("--"):  # no line restates a default
