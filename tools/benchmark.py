@@ -7,6 +7,7 @@
   python tools/benchmark.py --what=tokenize
   python tools/benchmark.py --what=data
   python tools/benchmark.py --what=export --model_dir=/tmp/minilm
+  python tools/benchmark.py --what=pretrain_quality --num_steps=1000 --seed=1 --seed=2 --seed=3
 
 Prints one JSON row per measurement. Peers (keras-hub, Hugging Face `tokenizers`) run in the
 same process where installed (`pip install -e '.[bench]'`), so ratios compare like with like
@@ -22,6 +23,7 @@ from absl import app, flags
 from bert_tf.benchmarking.encoder_inference import benchmark_encoder_inference
 from bert_tf.benchmarking.flops import pretraining_flops
 from bert_tf.benchmarking.keras_hub_masked_lm import keras_hub_masked_lm_runner
+from bert_tf.benchmarking import pretrain_quality
 from bert_tf.benchmarking.timing import interleaved_median_seconds
 from bert_tf.configs import BertConfig
 from bert_tf.data.benchmark_data import (benchmark_create_pretraining_data,
@@ -34,7 +36,8 @@ KERAS_HUB_PEER = "keras_hub_BertMaskedLM.fit"
 CORPUS_DIR = os.path.join(os.path.dirname(__file__), "..", "bert_tf", "data", "corpus")
 
 FLAGS = flags.FLAGS
-flags.DEFINE_enum("what", "encoder", ["encoder", "pretrain", "tokenize", "data", "export"],
+flags.DEFINE_enum("what", "encoder", ["encoder", "pretrain", "tokenize", "data", "export",
+                                     "pretrain_quality"],
                   "Which hot path to measure.")
 flags.DEFINE_string("bert_config_file", "official_configs/bert_config_base.json",
                     "Model shape (bert_config.json) for encoder/pretrain.")
@@ -52,6 +55,9 @@ flags.DEFINE_string("vocab_file", os.path.join(CORPUS_DIR, "vocab.txt"), "Tokeni
 flags.DEFINE_string("text_file", os.path.join(CORPUS_DIR, "train.txt.gz"),
                     "Tokenize/data: real text, one sentence per line.")
 flags.DEFINE_string("model_dir", None, "Export: the model directory to export.")
+flags.DEFINE_integer("num_steps", 1000, "Pretrain_quality: training steps of each run.")
+flags.DEFINE_multi_integer("seed", [1, 2, 3], "Pretrain_quality: seeds (repeat the flag).")
+flags.DEFINE_string("work_dir", "/tmp/bert_tf_pretrain_quality", "Pretrain_quality: records and runs.")
 
 
 def _print(row):
@@ -114,6 +120,22 @@ def _read_lines(path, limit=8192):
         return [line.strip() for line, _ in zip(f, range(limit)) if line.strip()]
 
 
+def _pretrain_quality():
+    """Our MLM-only pretraining vs keras-hub on records of the shipped corpus (tiny config)."""
+    os.makedirs(FLAGS.work_dir, exist_ok=True)
+    records = {name: pretrain_quality.make_records(
+        os.path.join(CORPUS_DIR, f"{name}.txt.gz"), os.path.join(FLAGS.work_dir, f"{name}.tfrecord"),
+        FLAGS.vocab_file, dupe_factor) for name, dupe_factor in (("train", 5), ("heldout", 2))}
+    config_file = FLAGS["bert_config_file"].value if FLAGS["bert_config_file"].present else \
+        "official_configs/bert_config_tiny.json"
+    settings = pretrain_quality.QualitySettings(
+        config_file, records["train"], records["heldout"], FLAGS.work_dir, num_steps=FLAGS.num_steps,
+        num_warmup_steps=FLAGS.num_steps // 10, batch_size=32, seq_length=128,
+        max_predictions_per_seq=20, eval_every_steps=FLAGS.num_steps // 4)
+    for row in pretrain_quality.compare(settings, BertConfig.from_json_file(config_file), FLAGS.seed):
+        _print(row)
+
+
 def main(argv):
     del argv
     if FLAGS.what in ("encoder", "pretrain"):
@@ -123,6 +145,8 @@ def main(argv):
         for row in benchmark_tokenize(FLAGS.vocab_file, _read_lines(FLAGS.text_file),
                                       repeats=FLAGS.repeats):
             _print(row)
+    elif FLAGS.what == "pretrain_quality":
+        _pretrain_quality()
     elif FLAGS.what == "data":
         for row in benchmark_create_pretraining_data(FLAGS.text_file, FLAGS.vocab_file):
             _print(row)
