@@ -26,6 +26,8 @@ setuptools.setup(
         "keras>=3.15",
         "tensorflow-datasets",
         "absl-py",
+        # The run's learning_curve.png (bert_tf/reporting): well kept, Agg canvas, no display.
+        "matplotlib",
     ],
     extras_require={
         # safetensors reads/writes Hugging Face checkpoints without torch.
