@@ -14,9 +14,10 @@ import os
 import numpy as np
 import tensorflow as tf
 
-from bert_tf.checkpoints.model_dir import model_checkpoint_path, read_model_info
+from bert_tf.checkpoints.model_dir import (model_checkpoint_path, read_config, read_model_info,
+                                           restore_model_dir, vocab_path)
 from bert_tf.errors import UserError
-from bert_tf.export.task_models import load_task_model
+from bert_tf.models.bert_encoder import BertEncoder
 from bert_tf.models.bert_pretrainer import BertPretrainer
 from bert_tf.tokenization import vocab as vocab_lib
 from bert_tf.tokenization.bert_preprocessor import BertPreprocessor
@@ -107,8 +108,6 @@ def _load(model_dir_or_models, vocab_file, lower_case):
                                 "it was trained with.")
         if model_dir_or_models.encoder.causal_attention:
             raise FillMaskError(_LEFT_TO_RIGHT.format("This BertPretrainer"))
-        if lower_case is None:
-            lower_case = not vocab_lib.vocab_is_cased(vocab_lib.load_vocab(vocab_file))
         return model_dir_or_models, vocab_file, lower_case
     if not isinstance(model_dir_or_models, (str, os.PathLike)):
         raise TypeError("fill_mask takes a model directory or a BertPretrainer; received "
@@ -123,15 +122,14 @@ def _load(model_dir_or_models, vocab_file, lower_case):
             f"Model directory {model_dir} has no masked-LM head (its checkpoint holds "
             f"{', '.join(sorted(saved))}): fill-mask needs a pretrained model with one, e.g. "
             "a run_pretraining output or a converted Hugging Face BertForPreTraining.")
-    if read_model_info(model_dir).get("objective") == "ltr":
+    info = read_model_info(model_dir)
+    if info.get("objective") == "ltr":
         raise FillMaskError(_LEFT_TO_RIGHT.format(f"Model directory {model_dir}"))
-    try:
-        task_model = load_task_model(model_dir, "pretrainer")
-    except ValueError as error:
-        raise FillMaskError(str(error)) from None
-    if lower_case is None:
-        lower_case = task_model.lower_case
-    return task_model.model, vocab_file or task_model.vocab_file, lower_case
+    pretrainer = BertPretrainer(BertEncoder(read_config(model_dir)),
+                                use_next_sentence="next_sentence" in saved)
+    restore_model_dir(model_dir, **pretrainer.checkpoint_items())
+    lower_case = info.get("do_lower_case") if lower_case is None else lower_case
+    return pretrainer, vocab_file or vocab_path(model_dir), lower_case
 
 
 def _short(text, width=60):
@@ -211,6 +209,8 @@ def fill_mask(model_dir_or_models, texts, top_k=5, vocab_file=None, lower_case=N
         raise FillMaskError(f"top_k must be at least 1; got {top_k}.")
     pretrainer, vocab_file, lower_case = _load(model_dir_or_models, vocab_file, lower_case)
     vocab = vocab_lib.load_vocab(vocab_file)
+    if lower_case is None:  # Not given, not recorded: what the vocab's casing says.
+        lower_case = not vocab_lib.vocab_is_cased(vocab)
     mask_id = vocab_lib.special_token_ids(vocab).mask_id
     preprocessor = BertPreprocessor(
         vocab_file, lower_case=lower_case,
