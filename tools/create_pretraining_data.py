@@ -1,16 +1,19 @@
-r"""Creates BERT pretraining TFRecords (google-research/bert flags and format).
+r"""Creates BERT pretraining TFRecords (google-research/bert flags and format), on Apache Beam.
 
 Input: text files, one sentence per line, blank lines between documents
 (tools/prepare_corpus.py makes them from paragraphs). Output: TFRecords with
 google-research's features; see bert_tf/data/create_pretraining_data.py for how
-streaming, workers and shards differ from google-research.
+NotNext buckets, shuffling and shards differ from google-research. The records
+are a function of the input, the flags and --random_seed: any runner and any
+worker count write the same bytes. Needs `pip install 'bert_tf[beam]'`.
 
   python tools/create_pretraining_data.py \
       --input_file=bert_tf/data/corpus/train.txt.gz \
-      --output_file=/tmp/pretrain/train.tfrecord --num_output_shards=4 --num_workers=2 \
+      --output_file=/tmp/pretrain/train.tfrecord --num_output_shards=4 \
       --vocab_file=bert_tf/data/corpus/vocab.txt --do_lower_case \
       --max_seq_length=128 --max_predictions_per_seq=20 --masked_lm_prob=0.15 \
-      --random_seed=12345 --dupe_factor=5
+      --random_seed=12345 --dupe_factor=5 \
+      --beam_pipeline_options=direct_num_workers=2,direct_running_mode=multi_processing
 """
 
 from absl import app
@@ -21,24 +24,28 @@ from bert_tf.data import create_pretraining_data as lib
 
 _DEFAULTS = lib.Options(vocab_file="")
 
-flags.DEFINE_string("input_file", None, "Input text files: comma-separated globs (.gz ok).")
-flags.DEFINE_string("output_file", None, "Output TFRecord file, or comma-separated files.")
+flags.DEFINE_string("input_file", None, "Input text files: comma-separated globs (.gz ok, gs:// ok).")
+flags.DEFINE_string("output_file", None, "Output TFRecord file, or comma-separated files; must not exist.")
 flags.DEFINE_string("vocab_file", None, "WordPiece vocab the model is trained with.")
 flags.DEFINE_bool("do_lower_case", _DEFAULTS.do_lower_case, "Lower-case the text (uncased models).")
 flags.DEFINE_bool("do_whole_word_mask", _DEFAULTS.do_whole_word_mask, "Mask all pieces of a word together.")
 flags.DEFINE_integer("max_seq_length", _DEFAULTS.max_seq_length, "Maximum sequence length.")
 flags.DEFINE_integer("max_predictions_per_seq", _DEFAULTS.max_predictions_per_seq, "Maximum masked tokens.")
-flags.DEFINE_integer("random_seed", _DEFAULTS.random_seed, "Seed; same seed + workers + inputs = same bytes.")
+flags.DEFINE_integer("random_seed", _DEFAULTS.random_seed, "Seed; same seed + inputs + flags = same bytes.")
 flags.DEFINE_integer("dupe_factor", _DEFAULTS.dupe_factor, "Copies of each document, with different masks.")
 flags.DEFINE_float("masked_lm_prob", _DEFAULTS.masked_lm_prob, "Fraction of tokens to mask.")
 flags.DEFINE_float("short_seq_prob", _DEFAULTS.short_seq_prob, "Probability of a shorter target length.")
-flags.DEFINE_integer("num_output_shards", 1, "Shards of --output_file (named <output_file>-0000i-of-0000n).")
-flags.DEFINE_integer("num_workers", 1, "Processes; at most --num_output_shards. Output depends on it.")
-flags.DEFINE_integer("document_buffer_size", _DEFAULTS.document_buffer_size,
-                     "Documents held per worker to draw NotNext segments from.")
-flags.DEFINE_integer("shuffle_buffer_size", _DEFAULTS.shuffle_buffer_size, "Records shuffled per worker.")
+flags.DEFINE_integer("num_output_shards", 1, "Shards of --output_file (named <output_file>-0000i-of-0000n); "
+                     "each is sorted in one worker's memory, so keep shards to a few hundred MB.")
+flags.DEFINE_integer("documents_per_bucket", _DEFAULTS.documents_per_bucket,
+                     "Mean size of the random document buckets that NotNext segments are drawn from.")
 flags.DEFINE_integer("max_document_sentences", _DEFAULTS.max_document_sentences,
                      "Longer documents (e.g. files without blank lines) are cut into pieces.")
+flags.DEFINE_string("beam_pipeline_options", None,
+                    "Apache Beam options as name=value,... (the format of `tfds build`), e.g. "
+                    "runner=DirectRunner,direct_num_workers=2,direct_running_mode=multi_processing or "
+                    "runner=DataflowRunner,project=P,region=R,temp_location=gs://B/tmp,setup_file=./setup.py. "
+                    "Default: DirectRunner, one worker.")
 FLAGS = flags.FLAGS
 
 
@@ -48,12 +55,13 @@ def main(argv):
         vocab_file=FLAGS.vocab_file, do_lower_case=FLAGS.do_lower_case, do_whole_word_mask=FLAGS.do_whole_word_mask,
         max_seq_length=FLAGS.max_seq_length, max_predictions_per_seq=FLAGS.max_predictions_per_seq,
         random_seed=FLAGS.random_seed, dupe_factor=FLAGS.dupe_factor, masked_lm_prob=FLAGS.masked_lm_prob,
-        short_seq_prob=FLAGS.short_seq_prob, document_buffer_size=FLAGS.document_buffer_size,
-        shuffle_buffer_size=FLAGS.shuffle_buffer_size, max_document_sentences=FLAGS.max_document_sentences)
+        short_seq_prob=FLAGS.short_seq_prob, documents_per_bucket=FLAGS.documents_per_bucket,
+        max_document_sentences=FLAGS.max_document_sentences)
     try:
         lib.create_pretraining_data(FLAGS.input_file, FLAGS.output_file, options,
-                                    num_output_shards=FLAGS.num_output_shards, num_workers=FLAGS.num_workers)
-    except ValueError as error:  # InputError and bad flags: a message, not a stack trace.
+                                    num_output_shards=FLAGS.num_output_shards,
+                                    beam_pipeline_options=FLAGS.beam_pipeline_options)
+    except (ValueError, ImportError) as error:  # Bad input, bad flags, no Beam: a message, not a stack trace.
         logging.error("%s", error)
         raise SystemExit(1)
 

@@ -1,7 +1,4 @@
-"""create_pretraining_data: statistics, google-research format, determinism, workers."""
-
-import glob
-import os
+"""create_pretraining_data: statistics, google-research format, NotNext buckets, determinism."""
 
 import numpy as np
 import pytest
@@ -10,8 +7,9 @@ import tensorflow as tf
 from tests.data import pretraining_stats
 from tests.data.conftest import HELDOUT, VOCAB
 from bert_tf.data import create_pretraining_data as cpd
-from bert_tf.data import instance_builder
+from bert_tf.data import document_reader
 from bert_tf.data import pretraining_dataset
+from bert_tf.data import pretraining_records
 
 # google-research/bert run_pretraining.py input_fn_builder's name_to_features, written out.
 GOOGLE_RESEARCH_SPEC = {
@@ -59,17 +57,31 @@ def test_static_whole_word_masking(static_wwm_records, vocab):
     assert 0.13 < pretraining_stats.statistics(batch)["masked_fraction"] < 0.165
 
 
-def test_next_sentence_b_from_other_document(tmp_path):
-    document_of = pretraining_stats.write_document_corpus(tmp_path / "docs.txt", VOCAB)
-    result = cpd.create_pretraining_data(str(tmp_path / "docs.txt"), str(tmp_path / "out.tfrecord"),
-                                         cpd.Options(vocab_file=VOCAB, dupe_factor=5, max_seq_length=48,
-                                                     max_predictions_per_seq=8, document_buffer_size=10))
+def test_next_sentence_b_from_other_document_of_the_same_bucket(tmp_path):
+    corpus = tmp_path / "docs.txt"
+    document_of = pretraining_stats.write_document_corpus(corpus, VOCAB, num_documents=150)
+    options = cpd.Options(vocab_file=VOCAB, dupe_factor=3, max_seq_length=48, max_predictions_per_seq=8,
+                          documents_per_bucket=50, random_seed=5)
+    result = cpd.create_pretraining_data(str(corpus), str(tmp_path / "out.tfrecord"), options)
     dataset = pretraining_dataset.pretraining_dataset(result["output_files"], 1024, 48, 8, False)
     batch = pretraining_stats.concat(list(dataset.as_numpy_iterator()))
     labels, documents = pretraining_stats.check_documents(batch, document_of)
-    assert len(documents) == 40
+    assert len(documents) == 150
     # Each 6-sentence document ends in a one-sentence chunk, which always takes a random B.
     assert min(labels) > 0.25 * len(batch["input_mask"])
+    # The bucket of each document, computed independently from its text: 150 // 50 = 3 buckets.
+    bucket = [pretraining_records.bucket_of(f"{pretraining_records.content_hash(d.sentences)}:0", 5, 3)
+              for d in document_reader.read_documents([str(corpus)])]
+    assert len(set(bucket)) == 3
+    original = pretraining_stats.originals(batch)
+    pairs = set()
+    for row in np.nonzero(batch["next_sentence_labels"] == 1)[0]:
+        types, mask = batch["input_type_ids"][row], batch["input_mask"][row] == 1
+        doc_a = {document_of[t] for t in original[row][mask & (types == 0)] if t in document_of}.pop()
+        doc_b = {document_of[t] for t in original[row][mask & (types == 1)] if t in document_of}.pop()
+        assert bucket[doc_a] == bucket[doc_b], (doc_a, doc_b)
+        pairs.add((doc_a, doc_b))
+    assert len(pairs) > 300  # B is drawn from many documents of the bucket, not a few.
 
 
 def test_same_seed_same_bytes_and_seed_matters(tmp_path):
@@ -81,19 +93,3 @@ def test_same_seed_same_bytes_and_seed_matters(tmp_path):
     first = run("a", 7)
     assert first == run("b", 7)
     assert first != run("c", 8)
-
-
-@pytest.mark.slow
-def test_two_workers_match_in_process_workers(tmp_path, static_records):
-    options = cpd.Options(vocab_file=VOCAB, dupe_factor=1)
-    result = cpd.create_pretraining_data(HELDOUT, str(tmp_path / "mp"), options, num_output_shards=4, num_workers=2)
-    assert [os.path.basename(p) for p in result["output_files"]] == [f"mp-0000{i}-of-00004" for i in range(4)]
-    assert sorted(glob.glob(str(tmp_path / "*"))) == sorted(result["output_files"])  # No temporary files left.
-    # Spawned worker w wrote shards w, w+2: equal to running worker w of 2 in this process.
-    for worker in range(2):
-        paths = [str(tmp_path / f"in-process-{worker}-{k}") for k in range(2)]
-        stats = cpd._worker([HELDOUT], paths, options, worker, 2)
-        assert stats["documents"] in (29, 30)
-        for mine, spawned in zip(paths, result["output_files"][worker::2]):
-            assert open(mine, "rb").read() == open(spawned, "rb").read()
-    assert result["documents"] == 59
