@@ -175,6 +175,9 @@ def make_fill_mask_fixture(output_dir):
     model.save_pretrained(folder)
     with open(os.path.join(folder, "vocab.txt"), "w", encoding="utf-8") as f:
         f.write("\n".join(FILL_MASK_VOCAB) + "\n")
+    with open(os.path.join(folder, "tokenizer_config.json"), "w", encoding="utf-8") as f:
+        json.dump({"tokenizer_class": "BertTokenizer", "do_lower_case": True}, f, indent=2)
+        f.write("\n")
 
     # The pipeline loads the folder as BertForMaskedLM (pooler and NSP head unused).
     fill = transformers.pipeline("fill-mask", model=folder, tokenizer=folder, top_k=5,

@@ -8,6 +8,7 @@ from bert_tf.inference.fill_mask import (
     format_result,
     join_wordpieces,
 )
+from bert_tf.inference.masked_examples import mask_one_word
 
 __all__ = ["FillMaskError", "FillMaskResult", "MaskPrediction", "fill_mask", "format_result",
-           "join_wordpieces"]
+           "join_wordpieces", "mask_one_word"]
