@@ -12,17 +12,18 @@ from tests.data.conftest import HELDOUT, VOCAB
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
-def _tool(*flags):
-    env = dict(os.environ, PYTHONPATH=ROOT, TF_CPP_MIN_LOG_LEVEL="2")
+def _tool(*flags, pythonpath=ROOT):
+    env = dict(os.environ, PYTHONPATH=pythonpath, TF_CPP_MIN_LOG_LEVEL="2")
     return subprocess.run([sys.executable, os.path.join(ROOT, "tools", "create_pretraining_data.py"), *flags],
-                          capture_output=True, text=True, env=env, timeout=300)
+                          capture_output=True, text=True, env=env, timeout=300, stdin=subprocess.DEVNULL)
 
 
 @pytest.mark.slow
 def test_cli_writes_google_research_records(tmp_path):
-    result = _tool(f"--input_file={HELDOUT}", f"--output_file={tmp_path}/out", f"--vocab_file={VOCAB}",
-                   "--num_output_shards=2", "--dupe_factor=1", "--max_seq_length=64", "--max_predictions_per_seq=10",
-                   "--do_whole_word_mask", "--random_seed=3")
+    flags = [f"--input_file={HELDOUT}", f"--output_file={tmp_path}/out", f"--vocab_file={VOCAB}",
+             "--num_output_shards=2", "--dupe_factor=1", "--max_seq_length=64", "--max_predictions_per_seq=10",
+             "--do_whole_word_mask", "--random_seed=3", "--beam_pipeline_options=runner=DirectRunner"]
+    result = _tool(*flags)
     assert result.returncode == 0, result.stderr
     assert "wrote" in result.stderr and "instances from 59 documents" in result.stderr
     files = sorted(os.listdir(tmp_path))
@@ -30,3 +31,18 @@ def test_cli_writes_google_research_records(tmp_path):
     record = next(iter(tf.data.TFRecordDataset(str(tmp_path / files[0]))))
     features = tf.train.Example.FromString(record.numpy()).features.feature
     assert len(features["input_ids"].int64_list.value) == 64 and len(features["masked_lm_ids"].int64_list.value) == 10
+    # A second run into the same files is refused with one line, not a stack trace.
+    again = _tool(*flags)
+    assert again.returncode == 1 and "out-00000-of-00002 exists: delete it" in again.stderr
+    assert "Traceback" not in again.stderr
+
+
+def test_cli_without_beam_names_the_extra(tmp_path):
+    # A stand-in apache_beam package that fails to import, as when Beam is not installed.
+    (tmp_path / "apache_beam").mkdir()
+    (tmp_path / "apache_beam" / "__init__.py").write_text("raise ImportError('No module named apache_beam')\n")
+    result = _tool(f"--input_file={HELDOUT}", f"--output_file={tmp_path}/out", f"--vocab_file={VOCAB}",
+                   pythonpath=f"{tmp_path}{os.pathsep}{ROOT}")
+    assert result.returncode == 1, result.stderr
+    assert "pip install 'bert_tf[beam]'" in result.stderr and "Traceback" not in result.stderr
+    assert not os.path.exists(f"{tmp_path}/out")
