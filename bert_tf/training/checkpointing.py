@@ -13,6 +13,7 @@ import uuid
 
 import tensorflow as tf
 from absl import logging
+from google.protobuf import text_format
 
 from bert_tf.training.distribution import is_chief, task_id
 
@@ -32,6 +33,20 @@ def check_output_dir(output_dir):
     except (tf.errors.OpError, OSError) as error:
         raise PermissionError(f"output_dir {output_dir!r} is not writable: "
                               f"{getattr(error, 'message', error)}") from None
+
+
+def _set_aside_damaged_state_file(directory):
+    """Renames an unreadable `checkpoint` state file to `checkpoint.damaged` (with a warning).
+
+    The manager would refuse to start on it; the checkpoints themselves are found on disk.
+    """
+    try:
+        tf.train.get_checkpoint_state(directory)
+    except (ValueError, text_format.ParseError) as error:
+        path = os.path.join(directory, "checkpoint")
+        logging.warning("Checkpoint state file %s is damaged (%s); moved it to %s.damaged and "
+                        "looking for checkpoints on disk.", path, error, path)
+        tf.io.gfile.rename(path, path + ".damaged", overwrite=True)
 
 
 class TrainingCheckpoint:
@@ -56,6 +71,8 @@ class TrainingCheckpoint:
         directory = output_dir if self.chief else os.path.join(
             output_dir, f".worker_{task_id(strategy)}_tmp")
         self.directory = directory
+        if self.chief:
+            _set_aside_damaged_state_file(directory)
         self.manager = tf.train.CheckpointManager(
             self.checkpoint, directory, max_to_keep=max_to_keep, step_counter=step,
             checkpoint_name="ckpt")
@@ -86,7 +103,8 @@ class TrainingCheckpoint:
         for path in self._candidates():
             try:
                 self.checkpoint.restore(path).assert_existing_objects_matched()
-            except (tf.errors.OpError, ValueError, AssertionError) as error:
+            # A truncated file surfaces as IndexError ("Read less bytes than requested").
+            except (tf.errors.OpError, ValueError, AssertionError, IndexError) as error:
                 reason = str(getattr(error, "message", error)).split("\n")[0][:200]
                 logging.warning("Checkpoint %s is damaged (%s); trying the one before it.",
                                 path, reason)

@@ -1,0 +1,157 @@
+"""`python -m bert_tf.run_pretraining` as a user runs it: every mistake is one line, nothing lost.
+
+Each case asserts a non-zero exit, no traceback, a message naming the flag or file, and that
+files which existed before the run are byte-identical after it.
+"""
+
+import hashlib
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+from absl import flags
+
+from bert_tf import cli
+from bert_tf.options import OptionError
+from bert_tf.training.options import PretrainingOptions, check_pretraining_options
+from tests.integration.test_run_pretraining import SEQ, PREDICTIONS, write_config, write_records
+
+ROOT = os.path.join(os.path.dirname(__file__), "..", "..")
+CORPUS = os.path.join(ROOT, "bert_tf", "data", "corpus")
+
+
+def _snapshot(folder):
+    return {os.path.relpath(os.path.join(d, name), folder):
+            hashlib.sha256(open(os.path.join(d, name), "rb").read()).hexdigest()
+            for d, _, names in os.walk(folder) for name in names}
+
+
+def _run(tmp_path, *flags):
+    command = [sys.executable, "-m", "bert_tf.run_pretraining", *flags]
+    return subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "CUDA_VISIBLE_DEVICES": ""})
+
+
+@pytest.fixture(scope="module")
+def inputs(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("inputs")
+    return {"bert_config_file": write_config(folder / "bert_config.json"),
+            "input_file": write_records(folder / "train.tfrecord"),
+            "max_seq_length": SEQ, "max_predictions_per_seq": PREDICTIONS,
+            "train_batch_size": 8, "num_train_steps": 4, "num_warmup_steps": 1,
+            "steps_per_loop": 2, "save_checkpoints_steps": 2, "do_eval": False}
+
+
+def _flags(inputs, **overrides):
+    return [f"--{k}={v}" for k, v in {**inputs, **overrides}.items()]
+
+
+def _assert_one_line_error(result, *names):
+    assert result.returncode != 0, result.stdout[-1000:]
+    assert "Traceback" not in result.stderr, result.stderr[-3000:]
+    lines = [line for line in result.stderr.split("\n") if line.strip()]
+    errors = [line for line in lines if "error" in line.lower()]
+    assert errors, result.stderr[-2000:]
+    for name in names:
+        assert name in result.stderr, (name, result.stderr[-2000:])
+
+
+@pytest.mark.parametrize("overrides, names", [
+    ({"train_batch_size": 0}, ["--train_batch_size=0"]),  # refused by the flag's bound
+    ({"max_predictions_per_seq": SEQ + 1}, ["--max_predictions_per_seq", "--max_seq_length"]),
+    ({"input_file": "/nonexistent/shard-*"}, ["/nonexistent/shard-*"]),
+])
+def test_bad_flag_is_one_line_before_any_work(tmp_path, inputs, overrides, names):
+    output_dir = tmp_path / "out"
+    result = _run(tmp_path, *_flags(inputs, output_dir=output_dir, **overrides))
+    _assert_one_line_error(result, *names)
+    assert not output_dir.exists() or not os.listdir(output_dir)
+
+
+@pytest.mark.parametrize("overrides, names", [
+    ({"train_batch_size": -8}, ["--train_batch_size=-8"]),
+    ({"num_train_steps": 0}, ["--num_train_steps=0"]),
+    ({"save_checkpoints_steps": 0}, ["--save_checkpoints_steps=0"]),
+    ({"gradient_accumulation_steps": 0}, ["--gradient_accumulation_steps=0"]),
+    ({"steps_per_loop": 0}, ["--steps_per_loop=0"]),
+    ({"learning_rate": -1e-3}, ["--learning_rate=-0.001"]),
+    ({"learning_rate": 0}, ["--learning_rate=0"]),
+    ({"num_warmup_steps": 10}, ["--num_warmup_steps=10"]),
+    ({"gradient_accumulation_steps": 3}, ["--train_batch_size", "3"]),
+    ({"input_format": "text"}, ["--vocab_file"]),
+    ({"dtype": "float8"}, ["--dtype"]),
+])
+def test_every_bad_option_is_named_by_the_flags_or_the_option_check(inputs, overrides, names):
+    """The same bounds hold for flags (absl refuses them) and for options built in code."""
+    flag_values = flags.FlagValues()
+    cli.define_flags(PretrainingOptions, flag_values)
+    argv = ["run_pretraining"] + _flags(inputs, output_dir="out", **overrides)
+    try:
+        flag_values(argv)
+    except flags.IllegalFlagValueError as error:
+        message = str(error)
+    else:
+        with pytest.raises(OptionError) as caught:
+            check_pretraining_options(cli.options_from_flags(PretrainingOptions, flag_values))
+        message = str(caught.value)
+    assert "\n" not in message
+    for name in names:
+        assert name in message, message
+    if "dtype" not in overrides:  # an enum has no value to give a dataclass
+        with pytest.raises(OptionError):
+            fields = {**inputs, "output_dir": "out", **overrides}
+            check_pretraining_options(PretrainingOptions(**fields))
+
+
+@pytest.mark.parametrize("key, value, message", [
+    ("hidden_dropout_prob", "0.1", "hidden_dropout_prob"),
+    ("layer_norm_eps", -1, "layer_norm_eps"),
+    ("num_attention_heads", 3, "num_attention_heads"),
+])
+def test_bad_config_value_names_file_and_key(tmp_path, inputs, key, value, message):
+    config = write_config(tmp_path / "bad_config.json", **{key: value})
+    result = _run(tmp_path, *_flags(inputs, bert_config_file=config, output_dir=tmp_path / "out"))
+    _assert_one_line_error(result, "bad_config.json", message)
+
+
+def test_vocab_larger_than_the_config_is_refused(tmp_path, inputs):
+    result = _run(tmp_path, *_flags(inputs, vocab_file=os.path.join(CORPUS, "vocab.txt"),
+                                    output_dir=tmp_path / "out"))
+    _assert_one_line_error(result, "--vocab_file", "30522 tokens", "vocab_size=60")
+
+
+def test_missing_vocab_is_found_before_training(tmp_path, inputs):
+    result = _run(tmp_path, *_flags(inputs, vocab_file=tmp_path / "no_vocab.txt",
+                                    output_dir=tmp_path / "out"))
+    _assert_one_line_error(result, "no_vocab.txt")
+    assert not (tmp_path / "out" / "ckpt-2.index").exists()
+
+
+def test_an_existing_model_directory_is_not_overwritten(tmp_path, inputs):
+    model_dir = tmp_path / "converted_model"
+    model_dir.mkdir()
+    (model_dir / "bert_config.json").write_text(json.dumps({"vocab_size": 60}))
+    (model_dir / "model.ckpt.index").write_bytes(b"\x00weights")
+    (model_dir / "vocab.txt").write_text("[PAD]\n")
+    before = _snapshot(model_dir)
+    result = _run(tmp_path, *_flags(inputs, output_dir=model_dir))
+    _assert_one_line_error(result, f"--output_dir={model_dir}", "not empty")
+    assert _snapshot(model_dir) == before
+
+
+@pytest.mark.slow
+def test_rerun_with_other_settings_touches_nothing_and_same_settings_resume(tmp_path, inputs):
+    output_dir = tmp_path / "run"
+    first = _run(tmp_path, *_flags(inputs, output_dir=output_dir))
+    assert first.returncode == 0, first.stderr[-3000:]
+    assert "Traceback" not in first.stderr
+    assert "step 4/4" in first.stderr and "I1" not in first.stderr  # no absl prefix on console
+    assert "step 4/4" in (output_dir / "log.txt").read_text()
+    before = _snapshot(output_dir)
+    changed = _run(tmp_path, *_flags(inputs, output_dir=output_dir, learning_rate=5e-4))
+    _assert_one_line_error(changed, "--learning_rate", "pretraining_flags.txt")
+    assert _snapshot(output_dir) == before
+    longer_eval = _run(tmp_path, *_flags(inputs, output_dir=output_dir, steps_per_loop=1))
+    assert longer_eval.returncode == 0, longer_eval.stderr[-3000:]
