@@ -31,8 +31,11 @@ setuptools.setup(
     ],
     extras_require={
         # safetensors reads/writes Hugging Face checkpoints without torch.
-        "test": ["pytest", "safetensors"],
+        "test": ["pytest", "safetensors", "apache-beam"],
         "hf": ["safetensors"],
+        # The data tools (create_pretraining_data, build_vocab) run on Apache Beam. Beam pins
+        # protobuf below 7 (6.33 next to TensorFlow 2.21, which works); add [gcp] for Dataflow.
+        "beam": ["apache-beam"],
         # Peers that tools/benchmark.py runs in the same process, where installed.
         "bench": ["tokenizers", "keras-hub"],
     },

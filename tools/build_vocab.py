@@ -1,39 +1,44 @@
-r"""Learns a WordPiece vocab.txt from text files with tensorflow-text's learner.
+r"""Learns a WordPiece vocab.txt from text files: word counts on Apache Beam, then tf-text's learner.
 
-Words are split and normalised exactly as bert_tf's tokenizer does, so the vocab round-trips:
+Words are split and normalised exactly as bert_tf's tokenizer does, so the vocab round-trips.
+The counts (`word<TAB>count`, one line per distinct word) are kept in --counts_file, to learn
+other sizes from. Needs `pip install 'bert_tf[beam]'`.
 
   python tools/build_vocab.py --input_file='corpus/*.txt' --output_file=/tmp/vocab.txt \
-      --vocab_size=8000 --do_lower_case
+      --vocab_size=8000 --do_lower_case \
+      --beam_pipeline_options=direct_num_workers=2,direct_running_mode=multi_processing
 """
 
 from absl import app
 from absl import flags
 from absl import logging
-import tensorflow as tf
 
 from bert_tf.tokenization import vocab_learner
 
-flags.DEFINE_string("input_file", None, "Input text: comma-separated globs, one text per line.")
+flags.DEFINE_string("input_file", None, "Input text: comma-separated globs, one text per line (.gz, gs:// ok).")
 flags.DEFINE_string("output_file", None, "Where to write vocab.txt.")
+flags.DEFINE_string("counts_file", None, "Where the word counts go (default: <output_file>.counts.tsv); "
+                    "the Beam workers write it, so on Dataflow a gs:// path.")
 flags.DEFINE_integer("vocab_size", 30522, "Largest vocab size (the learner lands up to 5% below).")
 flags.DEFINE_bool("do_lower_case", True, "Lower-case and strip accents (uncased vocab).")
 flags.DEFINE_integer("num_unused", 100, "[unusedN] slots reserved after [PAD].")
+flags.DEFINE_string("beam_pipeline_options", None,
+                    "Apache Beam options as name=value,... (the format of `tfds build`), e.g. "
+                    "runner=DirectRunner,direct_num_workers=2,direct_running_mode=multi_processing. "
+                    "Default: DirectRunner, one worker.")
 flags.mark_flags_as_required(["input_file", "output_file"])
 FLAGS = flags.FLAGS
 
 
 def main(argv):
     del argv
-    files = [f for pattern in FLAGS.input_file.split(",")
-             for f in sorted(tf.io.gfile.glob(pattern))]
-    if not files:
-        logging.error("--input_file=%s matches no file.", FLAGS.input_file)
-        raise SystemExit(1)
-    lines = tf.data.TextLineDataset(files)
     try:
-        vocab = vocab_learner.learn_vocab(lines, FLAGS.vocab_size, lower_case=FLAGS.do_lower_case,
-                                          num_unused=FLAGS.num_unused)
-    except ValueError as error:
+        from bert_tf.data import beam_vocab  # pylint: disable=import-outside-toplevel  (Beam is an extra.)
+
+        vocab = beam_vocab.learn_vocab(FLAGS.input_file, FLAGS.counts_file or f"{FLAGS.output_file}.counts.tsv",
+                                       FLAGS.vocab_size, lower_case=FLAGS.do_lower_case, num_unused=FLAGS.num_unused,
+                                       beam_pipeline_options=FLAGS.beam_pipeline_options)
+    except (ValueError, ImportError) as error:  # No files, no words, no Beam: a message, not a stack trace.
         logging.error("%s", error)
         raise SystemExit(1)
     vocab_learner.write_vocab(vocab, FLAGS.output_file)

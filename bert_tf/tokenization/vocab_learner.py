@@ -21,9 +21,38 @@ def reserved_tokens(num_unused=100):
     return [pad] + [f"[unused{i}]" for i in range(num_unused)] + rest
 
 
+def word_counts(lines, lower_case=True):
+    """Counts the words of one batch of lines, split and normalised as the tokenizer does.
+
+    Args:
+      lines: tf.string `[N]`, or a list of str or bytes.
+      lower_case: normalise as an uncased tokenizer (lower-case + strip accents) or cased.
+
+    Returns:
+      A `collections.Counter` from word (str) to count. Special tokens typed in the text
+      ("[CLS]") are left out: they are reserved anyway.
+    """
+    words = normalization.normalized_words(tf.constant(lines, tf.string) if not tf.is_tensor(lines) else lines,
+                                           lower_case)[0].flat_values
+    placeholder = normalization.PLACEHOLDER_START.encode("utf-8")
+    counts = collections.Counter(words.numpy().tolist())
+    return collections.Counter({w.decode("utf-8"): c for w, c in counts.items() if not w.startswith(placeholder)})
+
+
+def learn_vocab_from_counts(counts, vocab_size, num_unused=100, **learn_params):
+    """Learns a WordPiece vocab from word counts (see `learn_vocab`; `counts` maps word to count).
+
+    The learner sees the words in sorted order, so equal counts give an equal vocab however
+    they were counted (`learn_vocab` here, or `bert_tf.data.beam_vocab` on Beam).
+    """
+    if not counts:
+        raise ValueError("learn_vocab: the text holds no words to learn a vocab from.")
+    return learner.learn(sorted(counts.items()), vocab_size, reserved_tokens(num_unused), **learn_params)
+
+
 def learn_vocab(lines, vocab_size, lower_case=True, num_unused=100, batch_size=1024,
                 **learn_params):
-    """Learns a WordPiece vocab.
+    """Learns a WordPiece vocab from text in memory (`bert_tf.data.beam_vocab` for corpora).
 
     Args:
       lines: a `tf.data.Dataset` of tf.string scalars, or an iterable of str, one text per item.
@@ -42,17 +71,10 @@ def learn_vocab(lines, vocab_size, lower_case=True, num_unused=100, batch_size=1
     """
     if not isinstance(lines, tf.data.Dataset):
         lines = tf.data.Dataset.from_tensor_slices(tf.constant(list(lines), tf.string))
-    words = lines.batch(batch_size).map(
-        lambda s: normalization.normalized_words(s, lower_case)[0].flat_values)
     counts = collections.Counter()
-    for batch in words.as_numpy_iterator():
-        counts.update(batch)
-    # Special tokens typed in the text arrive as placeholders; they are reserved anyway.
-    placeholder = normalization.PLACEHOLDER_START.encode("utf-8")
-    counts = {w.decode("utf-8"): c for w, c in counts.items() if not w.startswith(placeholder)}
-    if not counts:
-        raise ValueError("learn_vocab: the text holds no words to learn a vocab from.")
-    return learner.learn(counts, vocab_size, reserved_tokens(num_unused), **learn_params)
+    for batch in lines.batch(batch_size):
+        counts.update(word_counts(batch, lower_case))
+    return learn_vocab_from_counts(counts, vocab_size, num_unused, **learn_params)
 
 
 def write_vocab(vocab, vocab_file):

@@ -7,6 +7,7 @@ import sys
 import pytest
 import tensorflow as tf
 
+from bert_tf.data import beam_vocab
 from bert_tf.tokenization import vocab as vocab_lib
 from bert_tf.tokenization import vocab_learner
 from bert_tf.tokenization.bert_tokenizer import BertTokenizer
@@ -68,3 +69,6 @@ def test_build_vocab_cli(tmp_path, training_lines):
     assert result.returncode == 0, result.stderr[-2000:]
     vocab = vocab_lib.load_vocab(str(output))
     assert vocab[:4] == ["[PAD]", "[unused0]", "[unused1]", "[unused2]"]
+    # The Beam word counts are kept beside the vocab, to learn other sizes from.
+    assert vocab == vocab_learner.learn_vocab_from_counts(
+        beam_vocab.read_counts(f"{output}.counts.tsv"), vocab_size=200, num_unused=3)
