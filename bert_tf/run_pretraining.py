@@ -10,6 +10,7 @@ from bert_tf import cli  # First: quiets TensorFlow's C++ start-up logging.
 
 from absl import logging  # noqa: E402
 
+from bert_tf.reporting.pretraining_summary import pretraining_summary  # noqa: E402
 from bert_tf.training.options import PretrainingOptions  # noqa: E402
 from bert_tf.training.pretraining_runner import pretrain, prepare_pretraining  # noqa: E402
 
@@ -29,11 +30,8 @@ def main(argv):
     run = prepare_pretraining(cli.options_from_flags(PretrainingOptions))
     cli.log_to_file(run.options.output_dir)
     result = pretrain(run, progress_fn=log_progress)
-    if result["eval"]:
-        print("Held-out evaluation at step %d:" % result["step"])
-        for key, value in sorted(result["eval"].items()):
-            print(f"  {key} = {value:.4f}")
-    print(f"Model directory: {result['model_dir']}")
+    for line in pretraining_summary(result, run.options):
+        logging.info("%s", line)
 
 
 if __name__ == "__main__":

@@ -233,7 +233,8 @@ def run_training(trainer, train_dataset_fn, global_batch_size, num_train_steps, 
                 and step < num_train_steps:
             eval_metrics = trainer.evaluate(eval_dataset_fn, max_eval_steps)
             write("eval", step, eval_metrics)
-            logging.info("Eval at step %d: %s", step, eval_metrics)
+            logging.info("held-out at step %d: %s", step, " ".join(
+                f"{name}={value:.4f}" for name, value in eval_metrics.items()))
     if eval_dataset_fn is not None:
         eval_metrics = trainer.evaluate(eval_dataset_fn, max_eval_steps)
         write("eval", step, eval_metrics)
