@@ -5,7 +5,7 @@
   python tools/benchmark.py --what=pretrain --bert_config_file=official_configs/bert_config_mini.json \
       --batch_size=32 --seq_length=128 --max_predictions_per_seq=20 --xla=off --xla=on
   python tools/benchmark.py --what=tokenize
-  python tools/benchmark.py --what=data
+  python tools/benchmark.py --what=data --google_research_dir=/path/to/google-research/bert
   python tools/benchmark.py --what=export --model_dir=/tmp/minilm
   python tools/benchmark.py --what=pretrain_quality --num_steps=1000 --seed=1 --seed=2 --seed=3
 
@@ -26,8 +26,7 @@ from bert_tf.benchmarking.keras_hub_masked_lm import keras_hub_masked_lm_runner
 from bert_tf.benchmarking import pretrain_quality
 from bert_tf.benchmarking.timing import interleaved_median_seconds
 from bert_tf.configs import BertConfig
-from bert_tf.data.benchmark_data import (benchmark_create_pretraining_data,
-                                         benchmark_dynamic_pretraining)
+from bert_tf.benchmarking.data import benchmark_create_pretraining_data, benchmark_dynamic_pretraining
 from bert_tf.export.benchmark_export import benchmark_export
 from bert_tf.tokenization.benchmark_tokenize import benchmark_tokenize
 from bert_tf.training.benchmark_pretrain import pretrain_step_runner, synthetic_batch
@@ -55,6 +54,8 @@ flags.DEFINE_string("vocab_file", os.path.join(CORPUS_DIR, "vocab.txt"), "Tokeni
 flags.DEFINE_string("text_file", os.path.join(CORPUS_DIR, "train.txt.gz"),
                     "Tokenize/data: real text, one sentence per line.")
 flags.DEFINE_string("model_dir", None, "Export: the model directory to export.")
+flags.DEFINE_string("google_research_dir", None, "Data: a checkout of github.com/google-research/bert, whose "
+                    "create_pretraining_data.py runs as the peer (row skipped without it).")
 flags.DEFINE_integer("num_steps", 1000, "Pretrain_quality: training steps of each run.")
 flags.DEFINE_multi_integer("seed", [1, 2, 3], "Pretrain_quality: seeds (repeat the flag).")
 flags.DEFINE_string("work_dir", "/tmp/bert_tf_pretrain_quality", "Pretrain_quality: records and runs.")
@@ -148,7 +149,8 @@ def main(argv):
     elif FLAGS.what == "pretrain_quality":
         _pretrain_quality()
     elif FLAGS.what == "data":
-        for row in benchmark_create_pretraining_data(FLAGS.text_file, FLAGS.vocab_file):
+        for row in benchmark_create_pretraining_data(FLAGS.text_file, FLAGS.vocab_file,
+                                                     google_research_dir=FLAGS.google_research_dir):
             _print(row)
         _print(benchmark_dynamic_pretraining(FLAGS.text_file, FLAGS.vocab_file))
     else:
