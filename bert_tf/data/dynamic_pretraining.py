@@ -2,80 +2,176 @@
 
 No offline step: each epoch sees new NSP pairs and new masks. Input is the
 create_pretraining_data format (one sentence per line, blank lines between
-documents; `.gz` ok). Per input pipeline:
-1. Lines get a document key (a blank line or a new file starts a document);
-   documents are sharded across pipelines by key.
-2. Sentences are tokenized in batches with the package's tokenizer, then
-   consecutive sentences of a document are packed into chunks of about
-   `seq_length - 3` WordPieces (a random shorter target with probability
-   `short_seq_prob`, per chunk).
-3. Chunks are shuffled (`shuffle_buffer_size`), and each is paired with the one
-   before it in shuffled order: with probability 0.5 (or if the chunk has one
-   sentence) B is a random-start span of that other chunk ("NotNext", label 1;
-   never from the same document), else A and B split the chunk at a random
-   sentence ("IsNext", label 0). Unlike google-research, the chunk sentences
-   not used by a NotNext pair are dropped, not put back.
-4. Pairs are truncated longest-first (trim amounts split at random between the
-   front and back), packed `[CLS] A [SEP] B [SEP]`, batched, and masked with
-   `masking.mask_batch` (80/10/10, optional whole-word masking).
+documents; `.gz` ok). Per input pipeline and epoch:
+1. Files are read in a shuffled order (up to 8 at once); lines are grouped
+   into documents (a blank line or a new file starts one; a document is cut
+   after `max_document_sentences`, as `document_reader.read_documents` does).
+   Lines that are not UTF-8 or hold NUL bytes are skipped (the up-front census
+   warns with file:line). Documents are sharded across pipelines by key.
+2. Documents are tokenized and shuffled at the document level. The shuffle
+   buffer, the "window", holds the pipeline's whole corpus when its text fits
+   in `max_window_bytes` (1 GiB): every epoch is then one window, a uniform
+   permutation of all documents, and the file order does not matter. A larger
+   corpus is cut into windows of that many bytes' worth of documents: each
+   window is drawn by a shuffle buffer of that size from the (per-epoch
+   shuffled, interleaved) file stream, so the order is random within about one
+   window of the stream.
+3. Within a window, consecutive sentences of a document are packed into
+   chunks of about `seq_length - 3` WordPieces (a random shorter target with
+   probability `short_seq_prob`, per chunk). With probability 0.5 (or if the
+   chunk has one sentence) B comes from another document drawn uniformly from
+   the whole window, from a random sentence on, as long as the rest of the
+   chunk ("NotNext", label 1; google-research draws from the whole corpus, so
+   equal when the corpus fits in one window); else A and B split the chunk at
+   a random sentence ("IsNext", label 0). Unlike google-research, the chunk
+   sentences not used by a NotNext pair are dropped, not put back.
+4. Examples pass a 1,000-example shuffle (chunks of one document apart), are
+   truncated as google-research's `truncate_seq_pair` (trim amounts split at
+   random between the front and back), packed `[CLS] A [SEP] B [SEP]`,
+   batched, and masked with `masking.mask_batch` (80/10/10, optional
+   whole-word masking).
 With `use_next_sentence=False` a chunk of `seq_length - 2` pieces becomes
 `[CLS] A [SEP]` with label 0 (MLM only).
 
 The batch structure equals `pretraining_dataset`'s model-input dict.
 """
 
+import functools
+
 import tensorflow as tf
 
-from bert_tf.tokenization.bert_tokenizer import BertTokenizer
 from bert_tf.data import document_reader
 from bert_tf.data import masking
+from bert_tf.data.pretraining_dataset import input_pipeline
+from bert_tf.tokenization.bert_preprocessor import truncate_seq_pair_lengths
+from bert_tf.tokenization.bert_tokenizer import BertTokenizer
+
+MAX_WINDOW_BYTES = 1 << 30
+_EXAMPLE_SHUFFLE = 1000
+_CYCLE_LENGTH = 8
+# Python's str.strip() whitespace (so blank lines match document_reader's), for RE2.
+_SPACE = r"[\t-\r\x{1c}-\x{20}\x{85}\p{Z}]"
 
 
-def _lines_with_document_ids(files, is_training, seed):
-    """(document key int64, line) for the non-blank lines of `files`.
+@functools.lru_cache(maxsize=64)
+def _census(files, unused_versions, max_document_sentences, num_pipelines):
+    """(documents, text bytes) per input pipeline, reading `files` once with `document_reader`.
 
-    The key is `file_index * 2**32 + document_index_in_file`: the same document
-    keeps its key in every epoch, so a NotNext partner never comes from it.
+    Warns about lines that are not UTF-8 (naming file:line). Cached per file version.
     """
+    documents, sizes = [0] * num_pipelines, [0] * num_pipelines
+    index_in_file, last_file = 0, None
+    for document in document_reader.read_documents(list(files), max_document_sentences):
+        index_in_file = index_in_file + 1 if document.file == last_file else 0
+        last_file = document.file
+        pipeline = (files.index(document.file) * 2**32 + index_in_file) % num_pipelines
+        documents[pipeline] += 1
+        sizes[pipeline] += sum(len(s) + 1 for s in document.sentences)
+    return documents, sizes
+
+
+def _window_size(files, max_document_sentences, num_pipelines, pipeline_id, use_next_sentence, max_window_bytes):
+    """Documents per window for this pipeline; checks that it has enough documents.
+
+    Raises:
+      document_reader.InputError: no documents at all (e.g. only blank lines), or too few
+        for this pipeline.
+    """
+    versions = tuple(tf.io.gfile.stat(f).mtime_nsec for f in files)
+    documents, sizes = _census(tuple(files), versions, max_document_sentences, num_pipelines)
+    if not sum(documents):
+        raise document_reader.InputError(
+            f"{', '.join(files)}: no documents (every line is blank or unreadable); pretraining text "
+            "has one sentence per line and blank lines between documents")
+    needed = 2 if use_next_sentence else 1
+    if documents[pipeline_id] < needed:
+        raise document_reader.InputError(
+            f"input pipeline {pipeline_id} of {num_pipelines} gets {documents[pipeline_id]} of the "
+            f"{sum(documents)} documents in {', '.join(files)}; it needs {needed} (NotNext B comes from "
+            "another document): add documents or use fewer input pipelines")
+    count, size = documents[pipeline_id], sizes[pipeline_id]
+    return count if size <= max_window_bytes else max(needed, count * max_window_bytes // size)
+
+
+def _file_documents(file_index, path, compression, max_document_sentences):
+    """(key int64, sentences [k] string) per document of one file, in file order.
+
+    The key is `file_index * 2**32 + document_index_in_file`: the same in every epoch.
+    """
+    lines = tf.data.TextLineDataset(path, compression_type=compression)
+    lines = lines.filter(lambda line: tf.equal(tf.strings.unicode_transcode(
+        line, "UTF-8", "UTF-8", errors="replace"), line) & ~tf.strings.regex_full_match(line, "(?s).*\x00.*"))
+    lines = lines.map(lambda line: tf.strings.regex_replace(line, f"^{_SPACE}+|{_SPACE}+$", ""))
+    lines = lines.concatenate(tf.data.Dataset.from_tensors(tf.constant("")))  # Closes the last document.
+
+    def step(state, line):
+        index, sentences = state
+        nonblank = tf.strings.length(line) > 0
+        grown = tf.concat([sentences, tf.boolean_mask(tf.reshape(line, [1]), tf.reshape(nonblank, [1]))], 0)
+        ready = (tf.size(grown) > 0) & (~nonblank | (tf.size(grown) >= max_document_sentences))
+        kept = tf.cond(ready, lambda: tf.zeros([0], tf.string), lambda: grown)
+        return (index + tf.cast(ready, tf.int64), kept), (ready, file_index * 2**32 + index, grown)
+
+    documents = lines.scan((tf.constant(0, tf.int64), tf.zeros([0], tf.string)), step)
+    return documents.filter(_ready).map(_without_flag)
+
+
+def _ready(ready, *unused_values):
+    return ready
+
+
+def _without_flag(unused_ready, *values):
+    return values[0] if len(values) == 1 else values
+
+
+def _documents(files, is_training, seed, max_document_sentences):
+    """(key, sentences) of every document of `files`; training: files in a new order each epoch."""
     compression = "GZIP" if files[0].endswith(".gz") else ""
     if any(f.endswith(".gz") != bool(compression) for f in files):
         raise document_reader.InputError(f"mix of .gz and plain text files: {files}")
     dataset = tf.data.Dataset.from_tensor_slices((tf.range(len(files), dtype=tf.int64), files))
     if is_training:
-        dataset = dataset.shuffle(len(files), seed=seed).repeat()
-
-    def number(document_id, line):
-        blank = tf.equal(tf.strings.length(tf.strings.strip(line)), 0)
-        return document_id + tf.cast(blank, tf.int64), (document_id, line, blank)
-
-    def file_lines(file_index, path):
-        lines = tf.data.TextLineDataset(path, compression_type=compression)
-        numbered = lines.scan(file_index * 2**32, number)
-        return numbered.filter(lambda unused_id, unused_line, blank: ~blank).map(lambda key, line, blank: (key, line))
-
-    return dataset.flat_map(file_lines)
+        dataset = dataset.shuffle(len(files), seed=seed)
+    return dataset.interleave(
+        lambda index, path: _file_documents(index, path, compression, max_document_sentences),
+        cycle_length=min(_CYCLE_LENGTH, len(files)) if is_training else 1,
+        num_parallel_calls=tf.data.AUTOTUNE, deterministic=True)
 
 
-def _tokenized_sentences(lines, tokenizer, batch_size=256):
-    """(document_id, pieces [n] int32, word_ids [n] int64) per non-empty sentence."""
-    def tokenize(document_ids, texts):
-        return document_ids, tokenizer.tokenize(texts)  # [N, (words), (pieces)]
+def _tokenized(documents, tokenizer, batch_size=64):
+    """(key, tokens [sentences, (words), (pieces)]) per document; sentences without pieces go."""
+    def tokenize(keys, lines):  # lines: [D, (sentences)]
+        sentences = tokenizer.tokenize(lines.flat_values)  # [N, (words), (pieces)]
+        keep = sentences.merge_dims(1, 2).row_lengths() > 0
+        tokens = tf.RaggedTensor.from_value_rowids(
+            tf.ragged.boolean_mask(sentences, keep), tf.boolean_mask(lines.value_rowids(), keep),
+            nrows=lines.nrows())
+        return keys, tokens
 
-    return (lines.batch(batch_size).map(tokenize, num_parallel_calls=tf.data.AUTOTUNE, deterministic=True)
-            .unbatch().map(lambda d, t: (d, t.flat_values, t.value_rowids()))
-            .filter(lambda d, pieces, word_ids: tf.size(pieces) > 0))
+    batches = documents.ragged_batch(batch_size).map(tokenize, num_parallel_calls=tf.data.AUTOTUNE,
+                                                      deterministic=True)
+    return batches.unbatch().filter(lambda key, tokens: tokens.nrows() > 0)
+
+
+def _sentence_stream(tokens):
+    """(window-local document, pieces [n], word ids [n]) per sentence of a window, then an end marker."""
+    sentences = tokens.merge_dims(0, 1)  # [S, (words), (pieces)]
+    stream = tf.data.Dataset.from_tensor_slices((tokens.value_rowids(), sentences)).map(
+        lambda document, sentence: (document, sentence.flat_values, sentence.value_rowids()))
+    end = (tf.constant(-1, tf.int64), tf.zeros([0], tf.int32), tf.zeros([0], tf.int64))
+    return stream.concatenate(tf.data.Dataset.from_tensors(end))
 
 
 def _chunks(sentences, max_num_tokens, short_seq_prob, seed):
     """Packs consecutive sentences of a document into chunks (a scan over sentences).
 
-    Yields (document_id, pieces [n], word_ids [n], sentence_lengths [k]);
-    word ids count up through the chunk. The stream's last chunk is dropped.
+    Yields (document, pieces [n], word_ids [n], sentence_lengths [k], target length);
+    word ids count up through the chunk. `sentences` must end with a marker of document -1.
     """
     empty = (tf.constant(-1, tf.int64), tf.zeros([0], tf.int32), tf.zeros([0], tf.int64), tf.zeros([0], tf.int64))
 
     def target_length(count):
-        draws = tf.random.stateless_uniform([2], seed=tf.stack([seed, count]))
+        draws = tf.random.stateless_uniform([2], seed=tf.random.experimental.stateless_fold_in(seed, count))
         short = 2 + tf.cast(draws[1] * tf.cast(max_num_tokens - 1, tf.float32), tf.int64)
         return tf.where(draws[0] < short_seq_prob, short, tf.cast(max_num_tokens, tf.int64))
 
@@ -96,40 +192,14 @@ def _chunks(sentences, max_num_tokens, short_seq_prob, seed):
         ready, emitted, kept = tf.cond((doc != new_doc) & (tf.size(pieces) > 0),
                                        lambda: (True, chunk, alone), grow)
         count += tf.cast(ready, tf.int64)
-        return (count, tf.where(ready, target_length(count), target), kept), (ready, emitted)
+        return (count, tf.where(ready, target_length(count), target), kept), (ready, (*emitted, target))
 
     initial = (tf.constant(0, tf.int64), target_length(tf.constant(0, tf.int64)), empty)
-    return sentences.scan(initial, step).filter(_first).map(_second)
-
-
-def _first(ready, unused_chunk):
-    return ready
-
-
-def _second(unused_ready, chunk):
-    return chunk
-
-
-def _with_previous(chunks):
-    """(chunk, previous chunk) pairs; the first chunk only serves as a partner."""
-    empty = (tf.constant(-1, tf.int64), tf.zeros([0], tf.int32), tf.zeros([0], tf.int64), tf.zeros([0], tf.int64))
-    pairs = chunks.scan(empty, lambda previous, chunk: (chunk, (chunk, previous)))
-    return pairs.filter(lambda unused_chunk, previous: previous[0] >= 0)
+    return sentences.scan(initial, step).filter(_ready).map(_without_flag)
 
 
 def _word_starts(word_ids):
     return tf.concat([tf.ones_like(word_ids[:1], tf.bool), word_ids[1:] != word_ids[:-1]], 0)
-
-
-def _trimmed_lengths(length_a, length_b, max_num_tokens):
-    """Lengths after google-research truncate_seq_pair (longer first, B on ties)."""
-    half_a, half_b = (max_num_tokens + 1) // 2, max_num_tokens // 2
-    fits = length_a + length_b <= max_num_tokens
-    new_a = tf.where(fits | (length_a <= half_a), length_a,
-                     tf.where(length_b <= half_b, max_num_tokens - length_b, half_a))
-    new_b = tf.where(fits | (length_b <= half_b), length_b,
-                     tf.where(length_a <= half_a, max_num_tokens - length_a, half_b))
-    return new_a, new_b
 
 
 def _trim(pieces, word_ids, new_length, seed):
@@ -140,25 +210,39 @@ def _trim(pieces, word_ids, new_length, seed):
     return pieces[front:front + new_length], word_ids[front:front + new_length]
 
 
-def _pair_example(index, chunk, partner, seed, max_num_tokens, cls_id, sep_id):
-    """One NSP example (unmasked) from a chunk and a partner chunk of the stream."""
-    doc, pieces, word_ids, lengths = chunk
-    partner_doc, partner_pieces, partner_word_ids, partner_lengths = partner
-    seeds = tf.random.experimental.stateless_split(tf.stack([seed, index]), num=4)
-    draws = tf.random.stateless_uniform([3], seed=seeds[0])
+def _random_b(tokens, doc, draws, target_length):
+    """Pieces and word ids of another document of the window, from a random sentence on.
+
+    The document is uniform over the window's others (draws[0]); the start sentence uniform
+    (draws[1]); whole sentences are taken until `target_length` pieces are reached.
+    """
+    num_docs = tokens.nrows()
+    other = (doc + 1 + tf.cast(draws[0] * tf.cast(num_docs - 1, tf.float32), tf.int64)) % num_docs
+    document = tokens[other]  # [sentences, (words), (pieces)]
+    lengths = document.merge_dims(1, 2).row_lengths()
+    start = tf.cast(draws[1] * tf.cast(tf.size(lengths), tf.float32), tf.int64)
+    needed = 1 + tf.reduce_sum(tf.cast(tf.cumsum(lengths[start:]) < target_length, tf.int64))
+    span = document[start:start + needed].merge_dims(0, 1)  # [(words), (pieces)]
+    return span.flat_values, span.value_rowids()
+
+
+def _pair_example(index, chunk, tokens, seed, max_num_tokens, cls_id, sep_id):
+    """One NSP example (unmasked) from a chunk; a NotNext B comes from the window `tokens`."""
+    doc, pieces, word_ids, lengths, target = chunk
+    seeds = tf.random.experimental.stateless_split(tf.random.experimental.stateless_fold_in(seed, index), num=4)
+    draws = tf.random.stateless_uniform([4], seed=seeds[0])
     num_sentences = tf.size(lengths, out_type=tf.int64)
     a_end = tf.where(num_sentences >= 2,
                      1 + tf.cast(draws[0] * tf.cast(num_sentences - 1, tf.float32), tf.int64), 1)
-    same_document = tf.equal(doc, partner_doc)
-    random_next = ((num_sentences == 1) | (draws[1] < 0.5)) & ~same_document
+    has_other = tokens.nrows() > 1
+    random_next = ((num_sentences == 1) | (draws[1] < 0.5)) & has_other
     length_a = tf.reduce_sum(lengths[:a_end])
-    partner_start = tf.reduce_sum(
-        partner_lengths[:tf.cast(draws[2] * tf.cast(tf.size(partner_lengths), tf.float32), tf.int64)])
     a, word_ids_a = pieces[:length_a], word_ids[:length_a]
-    b, word_ids_b = tf.cond(random_next,
-                            lambda: (partner_pieces[partner_start:], partner_word_ids[partner_start:]),
-                            lambda: (pieces[length_a:], word_ids[length_a:]))
-    new_a, new_b = _trimmed_lengths(tf.size(a, out_type=tf.int64), tf.size(b, out_type=tf.int64), max_num_tokens)
+    b, word_ids_b = tf.cond(
+        random_next, lambda: _random_b(tokens, doc, draws[2:], target - length_a),
+        lambda: (pieces[length_a:], word_ids[length_a:]))
+    new_a, new_b = truncate_seq_pair_lengths(tf.size(a, out_type=tf.int64), tf.size(b, out_type=tf.int64),
+                                             max_num_tokens)
     a, word_ids_a = _trim(a, word_ids_a, new_a, seeds[1])
     b, word_ids_b = _trim(b, word_ids_b, new_b, seeds[2])
     cls, sep, true = tf.constant([cls_id]), tf.constant([sep_id]), tf.constant([True])
@@ -167,14 +251,13 @@ def _pair_example(index, chunk, partner, seed, max_num_tokens, cls_id, sep_id):
         "input_type_ids": tf.concat([tf.zeros([new_a + 2], tf.int32), tf.ones([new_b + 1], tf.int32)], 0),
         "word_starts": tf.concat([true, _word_starts(word_ids_a), true, _word_starts(word_ids_b), true], 0),
         "next_sentence_labels": tf.cast(random_next, tf.int32),
-        # A one-sentence chunk whose partner is from its own document makes no pair.
-        "valid": ~((num_sentences == 1) & same_document),
+        "valid": (num_sentences >= 2) | has_other,  # One sentence and no other document: no pair.
     }
 
 
 def _single_example(chunk, max_num_tokens, cls_id, sep_id):
     """An MLM-only example `[CLS] A [SEP]` from a chunk."""
-    _, pieces, word_ids, _ = chunk
+    _, pieces, word_ids, _, _ = chunk
     a, word_ids_a = pieces[:max_num_tokens], word_ids[:max_num_tokens]
     return {
         "input_ids": tf.concat([[cls_id], a, [sep_id]], 0),
@@ -185,77 +268,25 @@ def _single_example(chunk, max_num_tokens, cls_id, sep_id):
     }
 
 
-def dynamic_pretraining_dataset(text_patterns, vocab_file, lower_case, batch_size, seq_length,
-                                max_predictions_per_seq, masked_lm_prob=0.15, whole_word_mask=False,
-                                use_next_sentence=True, short_seq_prob=0.1, is_training=True, input_context=None,
-                                seed=0, skip_batches=0, shuffle_buffer_size=1000):
-    """Batches of pretraining examples built in-graph from text files.
-
-    The order is a deterministic function of files, `seed` and the input
-    pipeline, so a resumed run can continue with `skip_batches` = number of
-    batches this pipeline already produced.
-
-    Args:
-      text_patterns: comma-separated globs (str) or list of globs; one sentence
-        per line, blank lines between documents, all `.gz` or all plain.
-      vocab_file, lower_case: the tokenizer (the package's `BertTokenizer`).
-      batch_size: global batch size; each pipeline yields the per-replica share
-        when `input_context` is given.
-      seq_length: S, length of the padded sequences.
-      max_predictions_per_seq: P, length of the masked-LM arrays.
-      masked_lm_prob: fraction of pieces to mask (capped at P).
-      whole_word_mask: mask all pieces of a word together.
-      use_next_sentence: False: single-segment MLM-only examples, labels 0.
-      short_seq_prob: probability of a chunk with a random shorter target.
-      is_training: shuffle files and repeat forever, dropping partial batches;
-        else one pass in file order, keeping the last partial batch.
-      input_context: optional `tf.distribute.InputContext`; documents are
-        sharded per input pipeline.
-      seed: int seed for shuffling, pairing and masking.
-      skip_batches: batches to skip at the start (resuming).
-      shuffle_buffer_size: chunks in the buffer that pairs chunks for NotNext.
-
-    Returns:
-      A `tf.data.Dataset` of dicts: `input_word_ids, input_mask,
-      input_type_ids` int32 [B, S]; `masked_lm_positions, masked_lm_ids`
-      int32 [B, P]; `masked_lm_weights` float32 [B, P];
-      `next_sentence_labels` int32 [B].
-
-    Raises:
-      document_reader.InputError: if a pattern matches no file.
-
-    Example:
-    >>> ds = dynamic_pretraining_dataset("bert_tf/data/corpus/train.txt.gz", "bert_tf/data/corpus/vocab.txt",
-    ...     lower_case=True, batch_size=32, seq_length=128, max_predictions_per_seq=20)  # doctest: +SKIP
-    """
-    files = document_reader.expand_input_patterns(text_patterns)
-    tokenizer = BertTokenizer(vocab_file, lower_case=lower_case)
-    num_pipelines, pipeline_id = 1, 0
-    if input_context is not None:
-        num_pipelines, pipeline_id = input_context.num_input_pipelines, input_context.input_pipeline_id
-        batch_size = input_context.get_per_replica_batch_size(batch_size)
-    seed = (seed or 0) * 1000 + pipeline_id  # Independent streams per pipeline; None acts as 0.
-    max_num_tokens = seq_length - (3 if use_next_sentence else 2)
-
-    lines = _lines_with_document_ids(files, is_training, seed)
-    lines = lines.filter(lambda key, unused_line: key % num_pipelines == pipeline_id)
-    sentences = _tokenized_sentences(lines, tokenizer)
-    chunks = _chunks(sentences, max_num_tokens, short_seq_prob if use_next_sentence else 0.0, seed)
+def _window_examples(window_index, tokens, seed, max_num_tokens, short_seq_prob, use_next_sentence, tokenizer,
+                     shuffle):
+    """The unmasked examples of one window of documents (`tokens` [W, (sentences), (words), (pieces)])."""
+    window_seed = tf.random.experimental.stateless_fold_in(tf.stack([tf.constant(seed, tf.int64), 0]), window_index)
+    chunks = _chunks(_sentence_stream(tokens), max_num_tokens, short_seq_prob, window_seed)
     if use_next_sentence:
-        pairs = _with_previous(chunks.shuffle(shuffle_buffer_size, seed=seed)).enumerate()
-        examples = pairs.map(
-            lambda index, pair: _pair_example(index, pair[0], pair[1], seed, max_num_tokens, tokenizer.cls_id,
-                                              tokenizer.sep_id),
-            num_parallel_calls=tf.data.AUTOTUNE, deterministic=True)
+        examples = chunks.enumerate().map(
+            lambda index, chunk: _pair_example(index, chunk, tokens, window_seed, max_num_tokens, tokenizer.cls_id,
+                                               tokenizer.sep_id))
     else:
-        examples = chunks.shuffle(shuffle_buffer_size, seed=seed).map(
-            lambda *chunk: _single_example(chunk, max_num_tokens, tokenizer.cls_id, tokenizer.sep_id),
-            num_parallel_calls=tf.data.AUTOTUNE, deterministic=True)
+        examples = chunks.map(lambda *chunk: _single_example(chunk, max_num_tokens, tokenizer.cls_id,
+                                                             tokenizer.sep_id))
     examples = examples.filter(lambda example: example.pop("valid"))
-    batches = examples.ragged_batch(batch_size, drop_remainder=is_training).enumerate()
-    if skip_batches:
-        batches = batches.skip(skip_batches)
-    static_batch = batch_size if is_training else None
+    return examples.shuffle(_EXAMPLE_SHUFFLE, seed=seed) if shuffle else examples
+
+
+def _masked(batches, seed, seq_length, max_predictions_per_seq, masked_lm_prob, whole_word_mask, tokenizer,
+            static_batch):
+    """Masks (index, ragged batch) pairs and pads them to the model-input dict."""
     special_ids = [tokenizer.cls_id, tokenizer.sep_id]
 
     def finish(index, batch):
@@ -274,4 +305,79 @@ def dynamic_pretraining_dataset(text_patterns, vocab_file, lower_case, batch_siz
             "next_sentence_labels": batch["next_sentence_labels"],
         }
 
-    return batches.map(finish, num_parallel_calls=tf.data.AUTOTUNE, deterministic=True).prefetch(tf.data.AUTOTUNE)
+    return batches.map(finish, num_parallel_calls=tf.data.AUTOTUNE, deterministic=True)
+
+
+def dynamic_pretraining_dataset(text_patterns, vocab_file, lower_case, batch_size, seq_length,
+                                max_predictions_per_seq, masked_lm_prob=0.15, whole_word_mask=False,
+                                use_next_sentence=True, short_seq_prob=0.1, is_training=True, input_context=None,
+                                seed=0, skip_batches=0, max_window_bytes=MAX_WINDOW_BYTES,
+                                max_document_sentences=10000):
+    """Batches of pretraining examples built in-graph from text files.
+
+    Training yields epoch after epoch, each holding every document of the
+    pipeline once, shuffled at the document level (see the module docstring
+    for the window). The order is a deterministic function of files, `seed`
+    and the input pipeline, so a resumed run can continue with
+    `skip_batches` = number of batches this pipeline already produced. The
+    files are read once up front (`document_reader`) to count documents and
+    size the window.
+
+    Args:
+      text_patterns: comma-separated globs (str) or list of globs; one sentence
+        per line, blank lines between documents, all `.gz` or all plain.
+      vocab_file, lower_case: the tokenizer (the package's `BertTokenizer`).
+      batch_size: global batch size; each pipeline yields the per-replica share
+        when `input_context` is given.
+      seq_length: S, length of the padded sequences.
+      max_predictions_per_seq: P, length of the masked-LM arrays.
+      masked_lm_prob: fraction of pieces to mask (capped at P).
+      whole_word_mask: mask all pieces of a word together.
+      use_next_sentence: False: single-segment MLM-only examples, labels 0.
+      short_seq_prob: probability of a chunk with a random shorter target.
+      is_training: shuffle and repeat forever, dropping partial batches; else
+        one pass in file order (one window), keeping the last partial batch.
+      input_context: optional `tf.distribute.InputContext`; documents are
+        sharded per input pipeline.
+      seed: int seed for shuffling, pairing and masking.
+      skip_batches: batches to skip at the start (resuming).
+      max_window_bytes: the most text (bytes) of documents shuffled together
+        and drawn from for NotNext B.
+      max_document_sentences: longer documents are cut (as `read_documents`).
+
+    Returns:
+      A `tf.data.Dataset` of dicts: `input_word_ids, input_mask,
+      input_type_ids` int32 [B, S]; `masked_lm_positions, masked_lm_ids`
+      int32 [B, P]; `masked_lm_weights` float32 [B, P];
+      `next_sentence_labels` int32 [B].
+
+    Raises:
+      document_reader.InputError: a pattern matches no file, a file is
+        unreadable, or there are too few documents (e.g. only blank lines).
+
+    Example:
+    >>> ds = dynamic_pretraining_dataset("bert_tf/data/corpus/train.txt.gz", "bert_tf/data/corpus/vocab.txt",
+    ...     lower_case=True, batch_size=32, seq_length=128, max_predictions_per_seq=20)  # doctest: +SKIP
+    """
+    files = document_reader.expand_input_patterns(text_patterns)
+    num_pipelines, pipeline_id, batch_size = input_pipeline(input_context, batch_size)
+    window = _window_size(files, max_document_sentences, num_pipelines, pipeline_id, use_next_sentence,
+                          max_window_bytes)
+    tokenizer = BertTokenizer(vocab_file, lower_case=lower_case)
+    seed = (seed or 0) * 1000 + pipeline_id  # Independent streams per pipeline; None acts as 0.
+    documents = _documents(files, is_training, seed, max_document_sentences)
+    documents = _tokenized(documents.filter(lambda key, unused: key % num_pipelines == pipeline_id), tokenizer)
+    if is_training:
+        documents = documents.shuffle(window, seed=seed)  # A new order every epoch.
+    examples = documents.ragged_batch(window).enumerate().flat_map(
+        lambda index, window_documents: _window_examples(
+            index, window_documents[1], seed, seq_length - (3 if use_next_sentence else 2),
+            short_seq_prob if use_next_sentence else 0.0, use_next_sentence, tokenizer, shuffle=is_training))
+    if is_training:
+        examples = examples.repeat()
+    batches = examples.ragged_batch(batch_size, drop_remainder=is_training).enumerate()
+    if skip_batches:
+        batches = batches.skip(skip_batches)
+    batches = _masked(batches, seed, seq_length, max_predictions_per_seq, masked_lm_prob, whole_word_mask,
+                      tokenizer, batch_size if is_training else None)
+    return batches.prefetch(tf.data.AUTOTUNE)

@@ -11,7 +11,6 @@ from bert_tf.data.dynamic_pretraining import dynamic_pretraining_dataset
 
 
 def _dataset(path=HELDOUT, batch_size=128, seq_length=128, max_predictions=20, **kwargs):
-    kwargs.setdefault("shuffle_buffer_size", 100)
     kwargs.setdefault("seed", 1)
     return dynamic_pretraining_dataset(path, VOCAB, True, batch_size, seq_length, max_predictions, **kwargs)
 
@@ -75,7 +74,7 @@ def test_dynamic_input_context_shards_documents(tmp_path):
 
 def test_dynamic_deterministic_and_skip():
     def batches(seed=1, skip=0):
-        dataset = _dataset(batch_size=16, seed=seed, skip_batches=skip, shuffle_buffer_size=20)
+        dataset = _dataset(batch_size=16, seed=seed, skip_batches=skip)
         return np.stack([b["input_word_ids"] for b in dataset.take(4 - skip)])
 
     # A separate pipeline that skips 2 batches yields exactly batches 2 and 3: same seed, same order.
@@ -94,3 +93,17 @@ def test_dynamic_mlm_only():
 def test_dynamic_missing_files():
     with pytest.raises(document_reader.InputError, match="matches no file"):
         _dataset("/nonexistent/corpus-*.txt")
+
+
+def test_dynamic_skips_lines_that_are_not_utf8(tmp_path, caplog):
+    import logging
+
+    lines = [b"alpha beta gamma.", b"\xff\xfe zzzz broken", b"delta epsilon.", b"", b"another document here.",
+             b"with a second sentence."]
+    (tmp_path / "mixed.txt").write_bytes(b"\n".join(lines) + b"\n")
+    with caplog.at_level(logging.WARNING):
+        batch = next(_dataset(str(tmp_path / "mixed.txt"), 8, 32, 5, use_next_sentence=False).as_numpy_iterator())
+    assert "mixed.txt:2: skipping line that is not UTF-8" in caplog.text
+    vocab = open(VOCAB, encoding="utf-8").read().split("\n")
+    words = {vocab[t] for t in pretraining_stats.originals(batch).ravel()}
+    assert {"alpha", "delta", "another"} <= words and "zzzz" not in words and "##zz" not in words
