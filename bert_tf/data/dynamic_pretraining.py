@@ -315,41 +315,31 @@ def dynamic_pretraining_dataset(text_patterns, vocab_file, lower_case, batch_siz
                                 max_document_sentences=10000):
     """Batches of pretraining examples built in-graph from text files.
 
-    Training yields epoch after epoch, each holding every document of the
-    pipeline once, shuffled at the document level (see the module docstring
-    for the window). The order is a deterministic function of files, `seed`
-    and the input pipeline, so a resumed run can continue with
-    `skip_batches` = number of batches this pipeline already produced. The
-    files are read once up front (`document_reader`) to count documents and
-    size the window.
+    Training yields epoch after epoch, each holding every document of the pipeline
+    once, shuffled at the document level (the module docstring says how). The order
+    is a deterministic function of files, `seed` and the input pipeline, so a
+    resumed run continues with `skip_batches` = batches this pipeline produced.
+    The files are read once up front to count documents and size the window.
 
     Args:
       text_patterns: comma-separated globs (str) or list of globs; one sentence
         per line, blank lines between documents, all `.gz` or all plain.
       vocab_file, lower_case: the tokenizer (the package's `BertTokenizer`).
-      batch_size: global batch size; each pipeline yields the per-replica share
-        when `input_context` is given.
-      seq_length: S, length of the padded sequences.
-      max_predictions_per_seq: P, length of the masked-LM arrays.
-      masked_lm_prob: fraction of pieces to mask (capped at P).
-      whole_word_mask: mask all pieces of a word together.
+      batch_size: global batch size; each pipeline yields the per-replica share.
+      seq_length, max_predictions_per_seq: S and P of the padded outputs.
+      masked_lm_prob, whole_word_mask: what to mask (capped at P pieces).
       use_next_sentence: False: single-segment MLM-only examples, labels 0.
       short_seq_prob: probability of a chunk with a random shorter target.
-      is_training: shuffle and repeat forever, dropping partial batches; else
-        one pass in file order (one window), keeping the last partial batch.
+      is_training: shuffle, repeat forever and drop partial batches; else one
+        pass in file order (one window), keeping the last partial batch.
       input_context: optional `tf.distribute.InputContext`; documents are
         sharded per input pipeline.
-      seed: int seed for shuffling, pairing and masking.
-      skip_batches: batches to skip at the start (resuming).
-      max_window_bytes: the most text (bytes) of documents shuffled together
-        and drawn from for NotNext B.
+      seed, skip_batches: the order's seed; batches to skip (resuming).
+      max_window_bytes: the most text shuffled together and drawn from for B.
       max_document_sentences: longer documents are cut (as `read_documents`).
 
     Returns:
-      A `tf.data.Dataset` of dicts: `input_word_ids, input_mask,
-      input_type_ids` int32 [B, S]; `masked_lm_positions, masked_lm_ids`
-      int32 [B, P]; `masked_lm_weights` float32 [B, P];
-      `next_sentence_labels` int32 [B].
+      A `tf.data.Dataset` of `pretraining_dataset`'s model-input dicts.
 
     Raises:
       document_reader.InputError: a pattern matches no file, a file is
@@ -367,17 +357,23 @@ def dynamic_pretraining_dataset(text_patterns, vocab_file, lower_case, batch_siz
     seed = (seed or 0) * 1000 + pipeline_id  # Independent streams per pipeline; None acts as 0.
     documents = _documents(files, is_training, seed, max_document_sentences)
     documents = _tokenized(documents.filter(lambda key, unused: key % num_pipelines == pipeline_id), tokenizer)
-    if is_training:
-        documents = documents.shuffle(window, seed=seed)  # A new order every epoch.
-    examples = documents.ragged_batch(window).enumerate().flat_map(
-        lambda index, window_documents: _window_examples(
-            index, window_documents[1], seed, seq_length - (3 if use_next_sentence else 2),
-            short_seq_prob if use_next_sentence else 0.0, use_next_sentence, tokenizer, shuffle=is_training))
-    if is_training:
-        examples = examples.repeat()
+    examples = _examples(documents, window, is_training, seed, seq_length, short_seq_prob, use_next_sentence,
+                         tokenizer)
     batches = examples.ragged_batch(batch_size, drop_remainder=is_training).enumerate()
     if skip_batches:
         batches = batches.skip(skip_batches)
     batches = _masked(batches, seed, seq_length, max_predictions_per_seq, masked_lm_prob, whole_word_mask,
                       tokenizer, batch_size if is_training else None)
     return batches.prefetch(tf.data.AUTOTUNE)
+
+
+def _examples(documents, window, is_training, seed, seq_length, short_seq_prob, use_next_sentence, tokenizer):
+    """Unmasked examples, window by window; training: documents shuffled, epochs repeated."""
+    if is_training:
+        documents = documents.shuffle(window, seed=seed)  # A new order every epoch.
+    examples = documents.ragged_batch(window).enumerate().flat_map(
+        lambda index, window_documents: _window_examples(
+            index, window_documents[1], seed, seq_length - (3 if use_next_sentence else 2),
+            short_seq_prob if use_next_sentence else 0.0, use_next_sentence, tokenizer, shuffle=is_training))
+    # Repeating last: an epoch without examples ends the dataset instead of spinning.
+    return examples.repeat() if is_training else examples

@@ -189,27 +189,23 @@ def pretraining_dataset(input_patterns, batch_size, seq_length, max_predictions_
                         shuffle_buffer_size=10000, cycle_length=8, vocab_size=None):
     """Batches of pretraining examples from TFRecord files.
 
-    Training yields epoch after epoch; each epoch holds every record once, in
-    an order shuffled by file (per epoch) and by a `shuffle_buffer_size`-record
-    buffer. The order is a deterministic function of files, `seed` and the
-    input pipeline, so a resumed run can continue with `skip_batches` = number
-    of batches this pipeline already produced. All records are read and checked
-    once before the pipeline is built (see `check_record_files`).
+    Training yields epochs that each hold every record once, shuffled by file
+    and by a `shuffle_buffer_size`-record buffer. The order is a deterministic
+    function of files, `seed` and the input pipeline, so a resumed run continues
+    with `skip_batches` = batches this pipeline produced. Every record is read
+    and checked once up front (`check_record_files`).
 
     Args:
       input_patterns: comma-separated globs (str) or a list of globs.
       batch_size: global batch size; each pipeline yields the per-replica share
         when `input_context` is given.
-      seq_length: S, the records' `max_seq_length`.
-      max_predictions_per_seq: P, the records' `max_predictions_per_seq`.
+      seq_length, max_predictions_per_seq: S and P of the records.
       is_training: shuffle, repeat forever and drop partial batches; else one
         pass in file order, keeping the last partial batch.
-      input_context: optional `tf.distribute.InputContext`; files (or records)
-        are sharded per pipeline, so the pipelines together read each record
-        once per epoch.
-      seed: shuffling seed (None acts as 0).
+      input_context: optional `tf.distribute.InputContext`; files or records
+        are sharded so that the pipelines together read each record once.
+      seed, skip_batches: shuffling seed (None acts as 0); batches to skip.
       use_next_sentence: False gives all-zero `next_sentence_labels` (MLM only).
-      skip_batches: batches to skip at the start (resuming).
       shuffle_buffer_size: records in the shuffle buffer when training.
       cycle_length: the most files read in parallel.
       vocab_size: if given, ids must lie in [0, vocab_size).
@@ -219,9 +215,8 @@ def pretraining_dataset(input_patterns, batch_size, seq_length, max_predictions_
 
     Raises:
       InputError: if a pattern matches nothing.
-      RecordFormatError: naming file and record, if a file is truncated or
-        corrupt, or a record lacks a feature, has a wrong length or an id
-        outside the vocabulary.
+      RecordFormatError: naming file and record: a truncated or corrupt file,
+        a missing feature, a wrong length, an id outside the vocabulary.
 
     Example:
     >>> ds = pretraining_dataset("/data/pretrain-*", batch_size=256, seq_length=128,

@@ -77,9 +77,8 @@ def test_failure_leaves_no_shard(tmp_path):
     assert glob.glob(str(tmp_path / "out" / "*")) == []
 
 
-def test_bad_worker_and_shard_counts(tmp_path):
-    with pytest.raises(ValueError, match="num_workers=3 and 2 output file"):
-        cpd.create_pretraining_data(HELDOUT, str(tmp_path / "r"), cpd.Options(vocab_file=VOCAB),
-                                    num_output_shards=2, num_workers=3)
+def test_bad_shard_counts(tmp_path):
+    with pytest.raises(ValueError, match="num_output_shards must be at least 1, got 0"):
+        cpd.create_pretraining_data(HELDOUT, str(tmp_path / "r"), cpd.Options(vocab_file=VOCAB), num_output_shards=0)
     with pytest.raises(ValueError, match="lists 2 files but --num_output_shards=3"):
         cpd.output_paths("a,b", 3)
