@@ -23,8 +23,9 @@ install: $(VENV)/.installed
 
 install-test: $(VENV)/.installed-test
 
+# DEMO_FLAGS: extra flags for a shortened demo (the fresh-install test passes a few steps).
 demo: $(VENV)/.installed
-	$(PY) -m bert_tf.run_pretraining --flagfile=official_configs/demo.flags
+	$(PY) -m bert_tf.run_pretraining --flagfile=official_configs/demo.flags $(DEMO_FLAGS)
 
 test: $(VENV)/.installed-test
 	$(PY) -m pytest tests -q
