@@ -9,45 +9,51 @@ label). Each choice is scored as the pair (sent1, sent2 + ending); the metric is
 
 import os
 
-from absl import app, flags, logging
+from bert_tf import finetuning_cli  # first: it quiets TensorFlow before TensorFlow loads
 
-from bert_tf.tasks import swag
-from bert_tf.tasks.adapters import choice_adapter
-from bert_tf.tasks.finetune_flags import define_finetune_flags, run_main
-from bert_tf.tasks.table_reader import DataError
-from bert_tf.tokenization.bert_preprocessor import BertPreprocessor
+from absl import flags  # noqa: E402
 
-define_finetune_flags()
+from bert_tf.options import OptionError  # noqa: E402
+from bert_tf.tasks import swag  # noqa: E402
+from bert_tf.tasks.adapters import choice_adapter  # noqa: E402
+from bert_tf.tokenization.bert_preprocessor import BertPreprocessor  # noqa: E402
+
+finetuning_cli.define_flags()
 flags.DEFINE_string("train_file", None, "Training CSV (default: data_dir/train.csv).")
 flags.DEFINE_string("dev_file", None, "Dev CSV (default: data_dir/val.csv).")
 flags.DEFINE_string("test_file", None, "Test CSV without labels (default: data_dir/test.csv).")
 FLAGS = flags.FLAGS
+_DEFAULT_NAMES = {"train": "train.csv", "dev": "val.csv", "test": "test.csv"}
 
 
-def _path(explicit, name):
+def _path(split):
+    """(flag, path) of a split's CSV: its own flag, else data_dir/<SWAG's name>."""
+    explicit = getattr(FLAGS, f"{split}_file")
     if explicit:
-        return explicit
+        return f"{split}_file", explicit
     if not FLAGS.data_dir:
-        raise DataError(f"Give --data_dir or the file flag for {name}.")
-    return os.path.join(FLAGS.data_dir, name)
+        raise OptionError("data_dir", None, f"is missing: give it or --{split}_file.")
+    return "data_dir", os.path.join(FLAGS.data_dir, _DEFAULT_NAMES[split])
 
 
-def _build_adapter(config):
-    preprocessor = BertPreprocessor(config.vocab(), lower_case=config.do_lower_case,
-                                    seq_length=config.max_seq_length)
-    train = swag.read_swag(_path(FLAGS.train_file, "train.csv")) if FLAGS.do_train else None
-    dev = swag.read_swag(_path(FLAGS.dev_file, "val.csv")) if FLAGS.do_eval else None
-    test = swag.read_swag(_path(FLAGS.test_file, "test.csv"), with_labels=False) \
-        if FLAGS.do_predict else None
-    return choice_adapter(preprocessor, train, dev, test, config.eval_batch_size,
-                          config.seed)
+def _splits():
+    wanted = {"train": FLAGS.do_train, "dev": FLAGS.do_eval, "test": FLAGS.do_predict}
+    return [split for split, needed in wanted.items() if needed]
 
 
-def main(argv):
-    del argv
-    run_main("run_multiple_choice", _build_adapter)
+def _check(options):
+    for split in _splits():
+        finetuning_cli.require_files(dict([_path(split)]))
+
+
+def _build_adapter(options):
+    preprocessor = BertPreprocessor(options.vocab(), lower_case=options.do_lower_case,
+                                    seq_length=options.max_seq_length)
+    data = {split: swag.read_swag(_path(split)[1], with_labels=split != "test")
+            for split in _splits()}
+    return choice_adapter(preprocessor, data.get("train"), data.get("dev"), data.get("test"),
+                          options.eval_batch_size, options.seed)
 
 
 if __name__ == "__main__":
-    logging.set_verbosity(logging.INFO)
-    app.run(main)
+    finetuning_cli.run(_build_adapter, check=_check)

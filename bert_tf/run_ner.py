@@ -11,64 +11,82 @@ conlleval's entity-level F1. A rerun resumes from the newest checkpoint in --out
 
 import os
 
-from absl import app, flags, logging
+from bert_tf import finetuning_cli  # first: it quiets TensorFlow before TensorFlow loads
 
-from bert_tf.checkpoints.model_dir import read_model_info
-from bert_tf.tasks import conll
-from bert_tf.tasks.adapters import tagger_adapter
-from bert_tf.tasks.finetune_flags import define_finetune_flags, run_main
-from bert_tf.tasks.table_reader import DataError
-from bert_tf.tokenization.bert_tokenizer import BertTokenizer
+from absl import flags  # noqa: E402
 
-define_finetune_flags()
+from bert_tf.checkpoints.model_dir import read_model_info  # noqa: E402
+from bert_tf.options import OptionError  # noqa: E402
+from bert_tf.tasks import conll  # noqa: E402
+from bert_tf.tasks.adapters import tagger_adapter  # noqa: E402
+from bert_tf.tokenization.bert_tokenizer import BertTokenizer  # noqa: E402
+
+finetuning_cli.define_flags()
 flags.DEFINE_string("train_file", None, "Training file (default: data_dir/train.txt).")
 flags.DEFINE_string("dev_file", None, "Dev file (default: data_dir/dev.txt).")
 flags.DEFINE_string("test_file", None, "Test file (default: data_dir/test.txt).")
-flags.DEFINE_float("dev_fraction", 0.0, "Split this fraction of the training sentences off as "
-                   "the dev set (seeded by --seed) instead of reading a dev file.")
+flags.DEFINE_float("dev_fraction", 0.0, "Split this fraction (0 to below 1) of the training "
+                   "sentences off as the dev set (seeded by --seed) instead of reading a dev "
+                   "file.", lower_bound=0.0, upper_bound=1.0)
 flags.DEFINE_string("tfds_data_dir", None, "Read a prepared TFDS conll2003 from here instead "
                     "(splits train, dev, test; its tag names).")
-flags.DEFINE_integer("label_column", -1, "Field holding the tag (default: the last).")
+flags.DEFINE_integer("label_column", -1, "Field holding the tag (default: the last; field 0 "
+                     "is the word).")
 flags.DEFINE_list("label_names", None,
                   "Tag list in id order (default: the training tags, O first).")
 FLAGS = flags.FLAGS
 
 
-def _path(explicit, name):
-    if explicit:
-        return explicit
-    if not FLAGS.data_dir:
-        raise DataError(f"Give --data_dir or --{name}_file.")
-    return os.path.join(FLAGS.data_dir, f"{name}.txt")
-
-
-def _read(split, explicit):
-    if FLAGS.tfds_data_dir:
-        return conll.read_tfds_conll(split, FLAGS.tfds_data_dir)[0]
-    return conll.read_conll(_path(explicit, split), FLAGS.label_column)
-
-
-def _label_names(config):
+def _label_names(options):
     """--label_names, else those of a fine-tuned --model_dir when not training, else None."""
     if FLAGS.label_names:
         return tuple(FLAGS.label_names)
-    if config.model_dir and not FLAGS.do_train:
-        return tuple(read_model_info(config.model_dir).get("label_names") or ()) or None
+    if options.model_dir and not FLAGS.do_train:
+        return tuple(read_model_info(options.model_dir).get("label_names") or ()) or None
     return None
 
 
-def _build_adapter(config):
-    tokenizer = BertTokenizer(config.vocab(), lower_case=config.do_lower_case)
+def _files(options):
+    """{flag: path} of the CoNLL files this run reads."""
+    needs_train = FLAGS.do_train or FLAGS.dev_fraction > 0 or _label_names(options) is None
+    wanted = {"train": needs_train, "dev": FLAGS.do_eval and FLAGS.dev_fraction == 0,
+              "test": FLAGS.do_predict}
+    files = {}
+    for split in (split for split, needed in wanted.items() if needed):
+        explicit = getattr(FLAGS, f"{split}_file")
+        if not explicit and not FLAGS.data_dir:
+            raise OptionError("data_dir", None, f"is missing: give it or --{split}_file.")
+        files[split] = (f"{split}_file", explicit) if explicit else \
+            ("data_dir", os.path.join(FLAGS.data_dir, f"{split}.txt"))
+    return files
+
+
+def _check(options):
+    if FLAGS.dev_fraction >= 1:
+        raise OptionError("dev_fraction", FLAGS.dev_fraction, "must be below 1.")
+    if not FLAGS.tfds_data_dir:
+        for flag, path in _files(options).values():
+            finetuning_cli.require_files({flag: path})
+
+
+def _read(split, options):
+    if FLAGS.tfds_data_dir:
+        return conll.read_tfds_conll(split, FLAGS.tfds_data_dir)[0]
+    return conll.read_conll(_files(options)[split][1], FLAGS.label_column)
+
+
+def _build_adapter(options):
+    tokenizer = BertTokenizer(options.vocab(), lower_case=options.do_lower_case)
     train = dev = test = None
-    names = _label_names(config)
-    if FLAGS.do_train or names is None:
-        train = _read("train", FLAGS.train_file)
+    names = _label_names(options)
+    if FLAGS.do_train or FLAGS.dev_fraction > 0 or names is None:
+        train = _read("train", options)
     if FLAGS.dev_fraction > 0:
-        train, dev = conll.split_sentences(train, FLAGS.dev_fraction, seed=config.seed)
+        train, dev = conll.split_sentences(train, FLAGS.dev_fraction, seed=options.seed)
     elif FLAGS.do_eval:
-        dev = _read("dev", FLAGS.dev_file)
+        dev = _read("dev", options)
     if FLAGS.do_predict:
-        test = _read("test", FLAGS.test_file)
+        test = _read("test", options)
     if FLAGS.tfds_data_dir and names is None:
         names = conll.read_tfds_conll("train", FLAGS.tfds_data_dir)[1]
     names = names or conll.label_names_of(train)
@@ -77,18 +95,12 @@ def _build_adapter(config):
         if sentences is None:
             return None
         return sentences, conll.convert_sentences_to_features(
-            sentences, tokenizer, names, config.max_seq_length)
+            sentences, tokenizer, names, options.max_seq_length)
 
     return tagger_adapter(names, featurize(train) if FLAGS.do_train else None,
-                          featurize(dev), featurize(test), config.eval_batch_size,
-                          config.seed)
-
-
-def main(argv):
-    del argv
-    run_main("run_ner", _build_adapter)
+                          featurize(dev), featurize(test), options.eval_batch_size,
+                          options.seed)
 
 
 if __name__ == "__main__":
-    logging.set_verbosity(logging.INFO)
-    app.run(main)
+    finetuning_cli.run(_build_adapter, check=_check)

@@ -1,20 +1,23 @@
 """CoNLL column files (CoNLL-2003, WNUT) for tagging; labels on each word's first WordPiece.
 
-Files have one `word ... label` line per token (whitespace-separated; the label is the last
-field, or `label_column`) and a blank line between sentences; `-DOCSTART-` lines are skipped.
+Files have one `word ... label` line per token (space- or tab-separated, the same number of
+fields on every line; the label is the last field, or `label_column`) and a blank line
+between sentences; `-DOCSTART-` lines are skipped.
 Following the paper (§5.3), only a word's first piece carries its label: the other pieces,
 [CLS], [SEP] and padding get label id -1 and are ignored by the loss and the metric.
 """
 
 import dataclasses
+import re
 
 import numpy as np
 import tensorflow as tf
 from absl import logging
 
-from bert_tf.tasks.table_reader import DataError
+from bert_tf.tasks.table_reader import DataError, read_text, split_lines
 
 IGNORE = -1
+_SEPARATORS = re.compile(r"[ \t]+")
 _TOKENIZE_BATCH = 4096
 
 
@@ -28,27 +31,42 @@ class TaggedSentences:
         return len(self.words)
 
 
+def _fields(line):
+    """The space- or tab-separated fields of a line (a no-break space stays inside a word)."""
+    return _SEPARATORS.split(line.strip(" \t"))
+
+
 def read_conll(path, label_column=-1):
     """Reads sentences of words and string tags from a CoNLL column file.
 
+    Every token line must have as many fields as the file's first one: a line with another
+    count (a chunk tag missing, an extra field) would take the wrong field as its label.
+
     Raises:
-      DataError: missing or empty file, or a line without a label field (file and line named).
+      DataError: missing, empty or non-UTF-8 file, a line with another number of fields than
+        the first, or a `label_column` outside the line (file and line named).
     """
-    if not tf.io.gfile.exists(path):
-        raise DataError(f"CoNLL file not found: {path}")
-    with tf.io.gfile.GFile(path, "r") as f:
-        lines = f.read().splitlines()
     sentences, tags, words, labels = [], [], [], []
-    for number, line in enumerate(lines + [""], start=1):
-        fields = line.split()
+    width = None
+    for number, line in enumerate(split_lines(read_text(path)) + [""], start=1):
+        fields = _fields(line) if line.strip(" \t") else []
         if not fields or fields[0] == "-DOCSTART-":
             if words:
                 sentences.append(words)
                 tags.append(labels)
                 words, labels = [], []
             continue
-        if len(fields) < 2:
-            raise DataError(f"{path}:{number}: expected `word ... label`, found {line!r}.")
+        if width is None:
+            width = len(fields)
+            if width < 2:
+                raise DataError(f"{path}:{number}: expected `word ... label`, found {line!r}.")
+            if not -width <= label_column < width or label_column % width == 0:
+                raise DataError(f"{path}:{number}: --label_column={label_column} is not a label "
+                                f"field of this {width}-field line (field 0 is the word).")
+        if len(fields) != width:
+            raise DataError(f"{path}:{number}: {len(fields)} fields, but the first token line "
+                            f"has {width}; every line needs the same columns "
+                            f"(found {line!r}).")
         words.append(fields[0])
         labels.append(fields[label_column])
     if not sentences:

@@ -12,9 +12,9 @@ import numpy as np
 import tensorflow as tf
 
 from bert_tf.checkpoints.model_dir import vocab_path
-from bert_tf.layers.frozen_features import FrozenBertFeatures
 from bert_tf.models.bert_encoder import BertEncoder
-from bert_tf.tasks.table_reader import DataError
+from bert_tf.models.frozen_bert_features import FrozenBertFeatures
+from bert_tf.tasks.table_reader import DataError, read_text, split_lines
 from bert_tf.tokenization.bert_preprocessor import BertPreprocessor
 from bert_tf.tokenization.vocab import load_vocab
 
@@ -22,19 +22,21 @@ SEPARATOR = " ||| "
 
 
 def read_input_lines(path):
-    """`(text_a, text_b or None)` per non-empty line of `path`.
+    r"""`{line index: (text_a, text_b or None)}` of the non-blank lines of `path`.
+
+    The key is the 0-based line number (lines end at "\n" only), written as `linex_index`, so
+    an output line points at its input line even when blank lines are skipped.
 
     Raises:
-      DataError: the file is missing or has no text.
+      DataError: the file is missing, not UTF-8 (line named) or has no text.
     """
-    if not tf.io.gfile.exists(path):
-        raise DataError(f"Input file not found: {path}")
-    with tf.io.gfile.GFile(path) as f:
-        lines = [line.strip() for line in f.read().splitlines() if line.strip()]
-    if not lines:
+    lines = split_lines(read_text(path))
+    examples = {index: tuple(line.strip().split(SEPARATOR, 1)) if SEPARATOR in line
+                else (line.strip(), None)
+                for index, line in enumerate(lines) if line.strip()}
+    if not examples:
         raise DataError(f"{path} has no text lines.")
-    return [tuple(line.split(SEPARATOR, 1)) if SEPARATOR in line else (line, None)
-            for line in lines]
+    return examples
 
 
 def _packed(preprocessor, examples, indices):
@@ -46,7 +48,8 @@ def _packed(preprocessor, examples, indices):
 
 def extract_features(model_dir, examples, output_file, layers=(-1, -2, -3, -4),
                      max_seq_length=128, batch_size=8, do_lower_case=True):
-    """Writes the JSONL for `examples` (from `read_input_lines`); returns the number written."""
+    """Writes the JSONL for `examples` (`{linex_index: (text_a, text_b)}` from
+    `read_input_lines`); returns the number of lines written."""
     vocab = load_vocab(vocab_path(model_dir))
     preprocessor = BertPreprocessor(vocab_path(model_dir), lower_case=do_lower_case,
                                     seq_length=max_seq_length)
@@ -56,8 +59,9 @@ def extract_features(model_dir, examples, output_file, layers=(-1, -2, -3, -4),
     forward = tf.function(features)
     width = encoder.config.hidden_size
     with tf.io.gfile.GFile(output_file, "w") as f:
-        for begin in range(0, len(examples), batch_size):
-            batch = range(begin, min(begin + batch_size, len(examples)))
+        order = sorted(examples)
+        for begin in range(0, len(order), batch_size):
+            batch = order[begin:begin + batch_size]
             # Single sentences and pairs pack differently: run each kind on its own.
             results = {}
             for kind in (False, True):

@@ -11,6 +11,7 @@ import os
 import numpy as np
 import tensorflow as tf
 
+from bert_tf.options import OptionError
 from bert_tf.tasks.sentence_task import SentenceExamples, SentenceTask
 from bert_tf.tasks.table_reader import DataError
 
@@ -66,7 +67,8 @@ def glue_task(name):
     key = name.lower()
     key = _ALIASES.get(key, key)
     if key not in GLUE_TASKS:
-        raise ValueError(f"Unknown GLUE task {name!r}; expected one of {sorted(GLUE_TASKS)}.")
+        raise OptionError("task_name", name, f"not a GLUE task ({sorted(GLUE_TASKS)}); a table "
+                          "task needs --text_a_column.")
     return GLUE_TASKS[key]
 
 

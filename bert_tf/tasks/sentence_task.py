@@ -9,7 +9,7 @@ import tensorflow as tf
 from bert_tf import metrics as metrics_lib
 from bert_tf.tasks.table_reader import DataError, read_rows
 
-_METRICS = {
+METRICS = {
     "accuracy": metrics_lib.accuracy,
     "f1": metrics_lib.f1_score,
     "matthews_corrcoef": metrics_lib.matthews_corrcoef,
@@ -174,4 +174,4 @@ def predictions_from_logits(task, logits):
 
 def compute_metrics(task, labels, predictions):
     """`{metric name: value}` for the task's metrics."""
-    return {name: _METRICS[name](labels, predictions) for name in task.metrics}
+    return {name: METRICS[name](labels, predictions) for name in task.metrics}

@@ -14,7 +14,11 @@ import numpy as np
 import tensorflow as tf
 from absl import logging
 
+from bert_tf.tasks.table_reader import DataError
+
 _TOKENIZE_BATCH = 256
+_FEATURE_NAMES = ("input_word_ids", "input_type_ids", "input_mask", "start_positions",
+                  "end_positions", "example_index", "token_byte_spans", "token_is_max_context")
 
 
 @dataclasses.dataclass
@@ -100,21 +104,19 @@ def convert_examples_to_features(examples, tokenizer, max_seq_length=384, doc_st
       is_training: set start/end positions from `answer_start` (0, 0 when out of window).
 
     Raises:
-      ValueError: `max_seq_length` leaves no room for context after a question.
+      DataError: `max_seq_length` leaves no room for context after a question.
     """
     contexts = sorted({example.context for example in examples})
     context_ids, context_starts, context_ends = _tokenize(tokenizer, contexts, True)
     by_context = {c: i for i, c in enumerate(contexts)}
     query_ids = _tokenize(tokenizer, [example.question for example in examples], False)[0]
-    rows = {name: [] for name in ("input_word_ids", "input_type_ids", "input_mask",
-                                  "start_positions", "end_positions", "example_index",
-                                  "token_byte_spans", "token_is_max_context")}
+    rows = {name: [] for name in _FEATURE_NAMES}
     unanswerable_in_window = 0
     for example_index, example in enumerate(examples):
         query = query_ids[example_index][:max_query_length]
         window_length = max_seq_length - len(query) - 3
         if window_length < 1:
-            raise ValueError(
+            raise DataError(
                 f"max_seq_length={max_seq_length} is too short for question {example.qas_id!r} "
                 f"({len(query)} tokens after max_query_length={max_query_length}) plus [CLS] and "
                 "two [SEP]; raise --max_seq_length or lower --max_query_length.")
@@ -124,37 +126,44 @@ def convert_examples_to_features(examples, tokenizer, max_seq_length=384, doc_st
         if is_training and not example.is_impossible:
             answer = _answer_token_span(example, starts, ends)
         spans = _windows(len(doc), window_length, doc_stride)
-        for span_index, (start, length) in enumerate(spans):
-            offset = len(query) + 2  # [CLS] question [SEP]
-            ids = [tokenizer.cls_id] + query + [tokenizer.sep_id] + doc[start:start + length] + \
-                [tokenizer.sep_id]
-            types = [0] * offset + [1] * (length + 1)
-            byte_spans = np.full((max_seq_length, 2), -1, np.int32)
-            max_context = np.zeros(max_seq_length, bool)
-            for i in range(length):
-                byte_spans[offset + i] = (starts[start + i], ends[start + i])
-                max_context[offset + i] = _is_max_context(spans, span_index, start + i)
-            start_position = end_position = 0
-            if answer[0] is not None and start <= answer[0] and answer[1] < start + length:
-                start_position = answer[0] - start + offset
-                end_position = answer[1] - start + offset
-            elif is_training and not example.is_impossible:
-                unanswerable_in_window += 1
-            pad = max_seq_length - len(ids)
-            rows["input_word_ids"].append(ids + [tokenizer.pad_id] * pad)
-            rows["input_type_ids"].append(types + [0] * pad)
-            rows["input_mask"].append([1] * len(ids) + [0] * pad)
-            rows["start_positions"].append(start_position)
-            rows["end_positions"].append(end_position)
-            rows["example_index"].append(example_index)
-            rows["token_byte_spans"].append(byte_spans)
-            rows["token_is_max_context"].append(max_context)
+        for span_index in range(len(spans)):
+            row = _window_row(tokenizer, query, doc, starts, ends, spans, span_index, answer,
+                              max_seq_length)
+            row["example_index"] = example_index
+            unanswerable_in_window += is_training and not example.is_impossible and \
+                row["start_positions"] == 0
+            for name, value in row.items():
+                rows[name].append(value)
     if unanswerable_in_window:
         logging.info("%d training windows do not contain their answer; their target is [CLS].",
                      unanswerable_in_window)
     return SquadFeatures(**{
         name: np.asarray(values, dtype=bool if name == "token_is_max_context" else np.int32)
         for name, values in rows.items()})
+
+
+def _window_row(tokenizer, query, doc, starts, ends, spans, span_index, answer, max_seq_length):
+    """The padded [CLS] query [SEP] window [SEP] row of one window, with its answer positions."""
+    start, length = spans[span_index]
+    offset = len(query) + 2  # [CLS] question [SEP]
+    ids = [tokenizer.cls_id] + query + [tokenizer.sep_id] + doc[start:start + length] + \
+        [tokenizer.sep_id]
+    types = [0] * offset + [1] * (length + 1)
+    byte_spans = np.full((max_seq_length, 2), -1, np.int32)
+    max_context = np.zeros(max_seq_length, bool)
+    for i in range(length):
+        byte_spans[offset + i] = (starts[start + i], ends[start + i])
+        max_context[offset + i] = _is_max_context(spans, span_index, start + i)
+    start_position = end_position = 0
+    if answer[0] is not None and start <= answer[0] and answer[1] < start + length:
+        start_position = answer[0] - start + offset
+        end_position = answer[1] - start + offset
+    pad = max_seq_length - len(ids)
+    return {"input_word_ids": ids + [tokenizer.pad_id] * pad,
+            "input_type_ids": types + [0] * pad,
+            "input_mask": [1] * len(ids) + [0] * pad,
+            "start_positions": start_position, "end_positions": end_position,
+            "token_byte_spans": byte_spans, "token_is_max_context": max_context}
 
 
 def make_dataset(features, batch_size, training=False, seed=0, skip_batches=0):

@@ -47,43 +47,14 @@ def postprocess_predictions(examples, features, start_logits, end_logits, n_best
         windows_of[int(example_index)].append(window)
     predictions, nbest, null_odds = {}, {}, {}
     for example_index, example in enumerate(examples):
-        context = example.context.encode("utf-8")
         candidates, null = [], None
         for window in windows_of[example_index]:
             starts, ends = start_logits[window], end_logits[window]
-            spans = features.token_byte_spans[window]
-            max_context = features.token_is_max_context[window]
-            if version_2_with_negative:
-                score = starts[0] + ends[0]
-                if null is None or score < null[0]:
-                    null = (score, starts[0], ends[0])
-            for s in _top(starts, n_best_size):
-                for e in _top(ends, n_best_size):
-                    if spans[s, 0] < 0 or spans[e, 0] < 0 or not max_context[s]:
-                        continue
-                    if e < s or e - s + 1 > max_answer_length:
-                        continue
-                    text = context[spans[s, 0]:spans[e, 1]].decode("utf-8", errors="ignore")
-                    candidates.append((starts[s] + ends[e], text, starts[s], ends[e]))
-        if null is not None:
-            candidates.append((null[0], "", null[1], null[2]))
-        candidates.sort(key=lambda c: c[0], reverse=True)
-        entries, seen = [], set()
-        for _, text, start, end in candidates:
-            if len(entries) >= n_best_size:
-                break
-            if text in seen:
-                continue
-            seen.add(text)
-            entries.append({"text": text, "start_logit": float(start), "end_logit": float(end)})
-        if version_2_with_negative and "" not in seen:
-            entries.append({"text": "", "start_logit": float(null[1]), "end_logit": float(null[2])})
-        # google-research's placeholder when nothing (or only the null answer) survives.
-        if not entries or (version_2_with_negative and len(entries) == 1):
-            entries.insert(0, {"text": "empty", "start_logit": 0.0, "end_logit": 0.0})
-        probabilities = _softmax([e["start_logit"] + e["end_logit"] for e in entries])
-        for entry, probability in zip(entries, probabilities):
-            entry["probability"] = float(probability)
+            if version_2_with_negative and (null is None or starts[0] + ends[0] < null[0]):
+                null = (starts[0] + ends[0], starts[0], ends[0])
+            candidates += _window_candidates(example.context.encode("utf-8"), features, window,
+                                             starts, ends, n_best_size, max_answer_length)
+        entries = _nbest_entries(candidates, null, n_best_size, version_2_with_negative)
         nbest[example.qas_id] = entries
         if not version_2_with_negative:
             predictions[example.qas_id] = entries[0]["text"]
@@ -94,6 +65,46 @@ def postprocess_predictions(examples, features, start_logits, end_logits, n_best
         predictions[example.qas_id] = "" if diff > null_score_diff_threshold \
             else best_non_null["text"]
     return predictions, nbest, null_odds
+
+
+def _window_candidates(context, features, window, starts, ends, n_best_size, max_answer_length):
+    """(score, text, start logit, end logit) of the valid spans among a window's best ends."""
+    spans = features.token_byte_spans[window]
+    max_context = features.token_is_max_context[window]
+    candidates = []
+    for s in _top(starts, n_best_size):
+        for e in _top(ends, n_best_size):
+            if spans[s, 0] < 0 or spans[e, 0] < 0 or not max_context[s]:
+                continue
+            if e < s or e - s + 1 > max_answer_length:
+                continue
+            text = context[spans[s, 0]:spans[e, 1]].decode("utf-8", errors="ignore")
+            candidates.append((starts[s] + ends[e], text, starts[s], ends[e]))
+    return candidates
+
+
+def _nbest_entries(candidates, null, n_best_size, version_2_with_negative):
+    """The n-best list of distinct texts with probabilities (google-research's rules)."""
+    if null is not None:
+        candidates = candidates + [(null[0], "", null[1], null[2])]
+    candidates = sorted(candidates, key=lambda c: c[0], reverse=True)
+    entries, seen = [], set()
+    for _, text, start, end in candidates:
+        if len(entries) >= n_best_size:
+            break
+        if text in seen:
+            continue
+        seen.add(text)
+        entries.append({"text": text, "start_logit": float(start), "end_logit": float(end)})
+    if version_2_with_negative and "" not in seen:
+        entries.append({"text": "", "start_logit": float(null[1]), "end_logit": float(null[2])})
+    # google-research's placeholder when nothing (or only the null answer) survives.
+    if not entries or (version_2_with_negative and len(entries) == 1):
+        entries.insert(0, {"text": "empty", "start_logit": 0.0, "end_logit": 0.0})
+    probabilities = _softmax([e["start_logit"] + e["end_logit"] for e in entries])
+    for entry, probability in zip(entries, probabilities):
+        entry["probability"] = float(probability)
+    return entries
 
 
 def write_predictions(output_dir, predictions, nbest, null_odds):

@@ -3,10 +3,9 @@
 import dataclasses
 import json
 
-import tensorflow as tf
 from absl import logging
 
-from bert_tf.tasks.table_reader import DataError
+from bert_tf.tasks.table_reader import DataError, read_text
 
 
 @dataclasses.dataclass
@@ -28,10 +27,7 @@ class SquadExample:
 
 def load_squad_json(path):
     """The `data` list of a SQuAD JSON file (the part the official evaluation scripts read)."""
-    if not tf.io.gfile.exists(path):
-        raise DataError(f"SQuAD file not found: {path}")
-    with tf.io.gfile.GFile(path, "r") as f:
-        text = f.read()
+    text = read_text(path)
     if not text.strip():
         raise DataError(f"{path} is empty.")
     try:
@@ -39,15 +35,22 @@ def load_squad_json(path):
     except json.JSONDecodeError as error:
         raise DataError(f"{path}: not valid JSON ({error.msg}, line {error.lineno}).") from None
     except (KeyError, TypeError):
+        data = None
+    if not isinstance(data, list):
         raise DataError(f"{path}: expected a SQuAD object with a top-level \"data\" "
-                        "list.") from None
+                        "list.")
     return data
 
 
-def _field(mapping, key, where):
+def _field(mapping, key, where, kind=None):
+    """`mapping[key]`, which must be of type `kind` when given."""
     if not isinstance(mapping, dict) or key not in mapping:
         raise DataError(f"{where}: missing key {key!r}.")
-    return mapping[key]
+    value = mapping[key]
+    if kind is not None and not isinstance(value, kind):
+        raise DataError(f"{where}: {key!r} must be of type {kind.__name__}, found "
+                        f"{type(value).__name__}.")
+    return value
 
 
 def _answer_matches(context, start, text):
@@ -77,14 +80,16 @@ def parse_squad_examples(data, is_training, version_2_with_negative=False, sourc
     """
     examples, skipped = [], 0
     for a, article in enumerate(data):
-        for p, paragraph in enumerate(_field(article, "paragraphs", f"{source}: data[{a}]")):
+        for p, paragraph in enumerate(_field(article, "paragraphs", f"{source}: data[{a}]", list)):
             where = f"{source}: data[{a}].paragraphs[{p}]"
-            context = _field(paragraph, "context", where)
-            for q, qa in enumerate(_field(paragraph, "qas", where)):
+            context = _field(paragraph, "context", where, str)
+            for q, qa in enumerate(_field(paragraph, "qas", where, list)):
                 qa_where = f"{where}.qas[{q}]"
                 qas_id = str(_field(qa, "id", qa_where))
-                question = _field(qa, "question", f"{qa_where} (id {qas_id})")
+                question = _field(qa, "question", f"{qa_where} (id {qas_id})", str)
                 answers = qa.get("answers", [])
+                if not isinstance(answers, list):
+                    raise DataError(f"{qa_where} (id {qas_id}): 'answers' must be a list.")
                 impossible = bool(qa.get("is_impossible", False)) if version_2_with_negative \
                     else False
                 example = SquadExample(qas_id, question, context, answers, impossible)
@@ -93,8 +98,8 @@ def parse_squad_examples(data, is_training, version_2_with_negative=False, sourc
                         raise DataError(f"{qa_where} (id {qas_id}): a training question needs an "
                                         "answer (or is_impossible with --version_2_with_negative).")
                     first = answers[0]
-                    text = _field(first, "text", f"{qa_where}.answers[0]")
-                    start = int(_field(first, "answer_start", f"{qa_where}.answers[0]"))
+                    text = _field(first, "text", f"{qa_where}.answers[0]", str)
+                    start = _field(first, "answer_start", f"{qa_where}.answers[0]", int)
                     if not _answer_matches(context, start, text):
                         logging.warning("Could not find answer %r at answer_start %d (id %s); "
                                         "skipping it.", text, start, qas_id)

@@ -1,7 +1,11 @@
-"""Rows of TSV, CSV and JSONL files as dicts, each with the line it came from.
+r"""Rows of TSV, CSV and JSONL files as dicts, each with the line it came from.
 
 TSV is read without quote processing (GLUE's files contain unbalanced quotes; google-research
 reads them with `quotechar=None` too); CSV uses standard quoting; JSONL has one JSON object a line.
+Lines end at "\n" only (a "\r" before it is dropped): U+2028 or a form feed inside a text is
+text, so line numbers in errors are those of an editor. A row with more fields than the header
+(a tab inside a TSV text, an unquoted comma in a CSV) is an error naming its line: TSV has no
+quoting, so its columns cannot be recovered.
 """
 
 import csv
@@ -29,6 +33,35 @@ def file_format(path):
     return extension
 
 
+def read_text(path):
+    """The UTF-8 text of `path`.
+
+    Raises:
+      DataError: the file is missing, is a folder, or is not valid UTF-8 (line and column named).
+    """
+    if not tf.io.gfile.exists(path):
+        raise DataError(f"Data file not found: {path}")
+    if tf.io.gfile.isdir(path):
+        raise DataError(f"{path} is a folder; expected a data file.")
+    with tf.io.gfile.GFile(path, "rb") as f:
+        data = f.read()
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        line = data.count(b"\n", 0, error.start) + 1
+        line_start = data.rfind(b"\n", 0, error.start) + 1
+        raise DataError(f"{path}:{line}: not valid UTF-8 "
+                        f"(byte 0x{data[error.start]:02x} at column "
+                        f"{error.start - line_start + 1}); save the file as UTF-8.") from None
+
+
+def split_lines(text):
+    r"""Lines of `text` split at "\n" only, without a trailing "\r" (`str.splitlines` also
+    splits at U+2028, form feeds and other characters that may occur inside a text)."""
+    lines = [line.removesuffix("\r") for line in text.split("\n")]
+    return lines[:-1] if lines and not lines[-1] else lines
+
+
 def read_rows(path, columns=None, fieldnames=None):
     """Reads `path` into a list of `(line_number, row_dict)`.
 
@@ -38,16 +71,14 @@ def read_rows(path, columns=None, fieldnames=None):
       fieldnames: column names for a TSV/CSV file without a header line (CoLA's train/dev).
 
     Raises:
-      DataError: the file is missing or empty, a row lacks a column, or a JSONL line is not an
-        object; the message gives the file and line.
+      DataError: the file is missing, empty or not UTF-8, a row lacks a column or has more
+        fields than the header, or a JSONL line is not an object; the message gives the file
+        and line.
     """
-    if not tf.io.gfile.exists(path):
-        raise DataError(f"Data file not found: {path}")
-    with tf.io.gfile.GFile(path, "r") as f:
-        text = f.read()
+    text = read_text(path)
     if not text.strip():
         raise DataError(f"{path} is empty: no header and no examples.")
-    lines = text.splitlines()
+    lines = split_lines(text)
     if file_format(path) == "jsonl":
         rows = _json_rows(path, lines)
     else:
@@ -79,15 +110,23 @@ def _json_rows(path, lines):
 
 
 def _delimited_rows(path, lines, fieldnames):
-    if file_format(path) == "tsv":
-        reader = csv.reader(lines, delimiter="\t", quoting=csv.QUOTE_NONE)
-    else:
-        reader = csv.reader(lines)
-    if fieldnames is None:
-        fieldnames = next(reader)
+    tsv = file_format(path) == "tsv"
+    # Lines keep their "\n" so that a quoted CSV field may span lines.
+    lines = (line + "\n" for line in lines)
+    reader = csv.reader(lines, delimiter="\t", quoting=csv.QUOTE_NONE) if tsv else \
+        csv.reader(lines)
     rows = []
-    for record in reader:
-        if record:
-            # Extra trailing fields are ignored; too few leave the last columns missing.
-            rows.append((reader.line_num, dict(zip(fieldnames, record))))
+    try:
+        header = fieldnames or next(reader)
+        for record in reader:
+            if len(record) > len(header):
+                raise DataError(
+                    f"{path}:{reader.line_num}: {len(record)} fields, but the "
+                    f"{'header' if fieldnames is None else 'column list'} has {len(header)}"
+                    + (" (a tab inside a text?); remove tabs from texts, TSV has no quoting."
+                       if tsv else "; quote fields that contain commas."))
+            if record:  # too few fields leave the last columns missing
+                rows.append((reader.line_num, dict(zip(header, record))))
+    except csv.Error as error:
+        raise DataError(f"{path}:{reader.line_num}: {error}.") from None
     return rows

@@ -11,7 +11,8 @@ import pytest
 
 from bert_tf.tasks import conll
 from bert_tf.tasks.adapters import tagger_adapter
-from bert_tf.tasks.finetuning import FinetuneConfig, run_finetuning
+from bert_tf.tasks.finetuning import run_finetuning
+from bert_tf.tasks.options import FinetuningOptions
 from bert_tf.tokenization.bert_tokenizer import BertTokenizer
 
 
@@ -31,9 +32,9 @@ def test_minilm_learns_wnut16_entities(minilm_model_dir, tmp_path):
         return part, conll.convert_sentences_to_features(part, tokenizer, names, 40)
 
     adapter = tagger_adapter(names, featurize(train), featurize(dev), batch_size=64)
-    config = FinetuneConfig(output_dir=str(tmp_path), model_dir=minilm_model_dir,
-                            max_seq_length=40, train_batch_size=8, learning_rate=1e-4,
-                            num_train_epochs=2, steps_per_loop=25, dtype="mixed_bfloat16")
+    config = FinetuningOptions(output_dir=str(tmp_path), model_dir=minilm_model_dir,
+                               max_seq_length=40, train_batch_size=8, learning_rate=1e-4,
+                               num_train_epochs=2, steps_per_loop=25, dtype="mixed_bfloat16")
     result = run_finetuning(adapter, config)
     overall = result["eval"]
     # An all-"O" tagger scores 0; an untrained head finds nothing right either.

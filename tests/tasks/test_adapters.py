@@ -10,7 +10,8 @@ import pytest
 from bert_tf.checkpoints.model_dir import read_model_info
 from bert_tf.tasks import conll, squad_features, squad_reader, swag
 from bert_tf.tasks.adapters import choice_adapter, squad_adapter, tagger_adapter
-from bert_tf.tasks.finetuning import FinetuneConfig, run_finetuning
+from bert_tf.tasks.finetuning import run_finetuning
+from bert_tf.tasks.options import FinetuningOptions
 from bert_tf.tasks.table_reader import DataError
 from bert_tf.tokenization.bert_preprocessor import BertPreprocessor
 from bert_tf.tokenization.bert_tokenizer import BertTokenizer
@@ -24,7 +25,7 @@ def _config(model_dir, output_dir, **overrides):
                     train_batch_size=4, eval_batch_size=4, learning_rate=1e-3,
                     num_train_epochs=1, steps_per_loop=2)
     settings.update(overrides)
-    return FinetuneConfig(**settings)
+    return FinetuningOptions(**settings)
 
 
 def test_swag_reader_and_multiple_choice_run(tiny_model_dir, tmp_path):

@@ -114,3 +114,42 @@ def test_tfds_conll2003_on_a_mocked_prepared_dataset(tmp_path, monkeypatch):
     assert names == ("O", "B-PER", "I-PER", "B-ORG", "I-ORG", "B-LOC", "I-LOC", "B-MISC", "I-MISC")
     assert sentences.words == [["EU", "rejects", "Germans"]]
     assert sentences.tags == [["B-ORG", "O", "B-MISC"]]
+
+
+def test_every_line_has_the_columns_of_the_first(tmp_path):
+    """A 3- or 5-field line in a 4-column file would take a chunk tag or an extra field as
+    its label; it is an error naming the line instead."""
+    for line in ("call NN I-NP\n", "call NN I-NP O extra\n"):
+        path = tmp_path / "columns.txt"
+        path.write_text("EU NNP B-NP B-ORG\n\nrejects VBZ B-VP O\n" + line)
+        fields = len(line.split())
+        with pytest.raises(DataError, match=f"columns.txt:4: {fields} fields, but the first "
+                                            "token line has 4"):
+            conll.read_conll(str(path))
+    path.write_text("EU NNP B-NP B-ORG\n")
+    assert conll.read_conll(str(path), label_column=2).tags == [["B-NP"]]
+    for column in (0, 4, -4, -5):
+        with pytest.raises(DataError, match=f"columns.txt:1: --label_column={column} is not a "
+                                            "label field"):
+            conll.read_conll(str(path), label_column=column)
+
+
+def test_lines_end_at_newlines_only(tmp_path):
+    """U+2028, a form feed or a no-break space inside a word neither splits the line nor the
+    word, so the words and the line numbers in errors are the file's own."""
+    path = tmp_path / "odd.txt"
+    path.write_text("a\u2028b O\r\nc\x0cd\u00a0e B-X\r\n\t\r\nf O\ng\n", encoding="utf-8")
+    with pytest.raises(DataError, match="odd.txt:5: 1 fields, but the first token line has 2"):
+        conll.read_conll(str(path))
+    path.write_text("a\u2028b O\r\nc\x0cd\u00a0e B-X\r\n\t\r\nf O\n", encoding="utf-8")
+    sentences = conll.read_conll(str(path))
+    assert sentences.words == [["a\u2028b", "c\x0cd\u00a0e"], ["f"]]
+    assert sentences.tags == [["O", "B-X"], ["O"]]
+
+
+def test_invalid_utf8_names_line_and_column(tmp_path):
+    path = tmp_path / "latin1.txt"
+    path.write_bytes(b"a O\n\nCaf\xe9 B-LOC\n")
+    with pytest.raises(DataError, match=r"latin1.txt:3: not valid UTF-8 \(byte 0xe9 at column "
+                                        r"4\)"):
+        conll.read_conll(str(path))

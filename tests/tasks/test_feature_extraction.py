@@ -53,3 +53,21 @@ def test_empty_input_is_an_error(tmp_path):
     source.write_text("\n  \n")
     with pytest.raises(DataError, match="no text lines"):
         read_input_lines(str(source))
+
+
+def test_linex_index_is_the_input_line(tiny_model_dir, tmp_path):
+    """Blank lines are skipped but keep their number; U+2028 does not end a line."""
+    source = tmp_path / "input.txt"
+    source.write_text("first\n\nthird\u2028still third\n   \nfifth ||| pair\n", encoding="utf-8")
+    examples = read_input_lines(str(source))
+    assert examples == {
+        0: ("first", None), 2: ("third\u2028still third", None), 4: ("fifth", "pair")}
+    output = tmp_path / "features.jsonl"
+    assert extract_features(tiny_model_dir, examples, str(output), max_seq_length=16) == 3
+    lines = [json.loads(line) for line in output.read_text().splitlines()]
+    assert [line["linex_index"] for line in lines] == [0, 2, 4]
+    assert [t["token"] for t in lines[2]["features"]] == ["[CLS]", "fifth", "[SEP]", "pair",
+                                                         "[SEP]"]
+    source.write_bytes(b"ok\n\xff\n")
+    with pytest.raises(DataError, match=r"input.txt:2: not valid UTF-8"):
+        read_input_lines(str(source))

@@ -83,7 +83,7 @@ def test_names_aliases_and_metrics():
     assert glue.glue_task("MNLI-mm").split_files["dev"] == "dev_mismatched.tsv"
     assert glue.glue_task("cola").metrics[0] == "matthews_corrcoef"
     assert glue.glue_task("stsb").metrics == ("pearson", "spearman")
-    with pytest.raises(ValueError, match="Unknown GLUE task 'sts'"):
+    with pytest.raises(ValueError, match=r"--task_name=sts: not a GLUE task \(\['cola'"):
         glue.glue_task("sts")
     metrics = sentence_task.compute_metrics(glue.glue_task("mrpc"), [1, 0, 1, 1], [1, 0, 0, 1])
     assert metrics == {"f1": pytest.approx(0.8), "accuracy": 0.75}
@@ -143,3 +143,37 @@ def test_bad_input_names_file_and_line(tmp_path):
     bad = sentence_task.SentenceTask("t", "text", split_files={"train": "bad.jsonl"})
     with pytest.raises(DataError, match="bad.jsonl:1: not valid JSON"):
         sentence_task.read_examples(bad, str(tmp_path), "train")
+
+
+def test_tsv_rows_keep_their_columns_and_lines(tmp_path):
+    """A tab inside a text would shift the label column: an error naming the line. U+2028 and
+    form feeds stay inside their text; CRLF files read like LF files."""
+    task = glue.glue_task("rte")
+    header = "index\tsentence1\tsentence2\tlabel\r\n"
+    (tmp_path / "train.tsv").write_text(
+        header + "0\tA\u2028a.\tB\x0cb.\tentailment\r\n1\tC.\tD.\tnot_entailment\r\n")
+    examples = sentence_task.read_examples(task, str(tmp_path), "train")
+    assert examples.text_a == ["A\u2028a.", "C."] and examples.text_b == ["B\x0cb.", "D."]
+    assert examples.labels.tolist() == [0, 1]
+    (tmp_path / "train.tsv").write_text(header + "0\tA\u2028a.\tB.\tentailment\r\n"
+                                        "1\tC.\tD.\tmaybe\r\n")
+    with pytest.raises(DataError, match=r"train.tsv:3: label 'maybe'"):
+        sentence_task.read_examples(task, str(tmp_path), "train")
+    (tmp_path / "train.tsv").write_text(header + "0\tA.\tB.\tentailment\n"
+                                        "1\tC.\tD with\ta tab.\tentailment\n")
+    with pytest.raises(DataError, match=r"train.tsv:3: 5 fields, but the header has 4 \(a tab "
+                                        r"inside a text\?\)"):
+        sentence_task.read_examples(task, str(tmp_path), "train")
+
+
+def test_csv_and_encoding_errors_name_the_line(tmp_path):
+    table = sentence_task.SentenceTask("t", "text", split_files={"train": "t.csv"})
+    (tmp_path / "t.csv").write_text('text,label\n"a, quoted\ntext",x\nb,c,y\n')
+    with pytest.raises(DataError, match=r"t.csv:4: 3 fields, but the header has 2; quote"):
+        sentence_task.read_examples(table, str(tmp_path), "train")
+    (tmp_path / "t.csv").write_text('text,label\na\rb,x\n')
+    with pytest.raises(DataError, match=r"t.csv:2: new-line character seen in unquoted field"):
+        sentence_task.read_examples(table, str(tmp_path), "train")
+    (tmp_path / "t.csv").write_bytes(b"text,label\nok,x\nna\xefve,y\n")
+    with pytest.raises(DataError, match=r"t.csv:3: not valid UTF-8 \(byte 0xef at column 3\)"):
+        sentence_task.read_examples(table, str(tmp_path), "train")

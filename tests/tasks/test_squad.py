@@ -155,6 +155,21 @@ def test_bad_input(tokenizer, tmp_path):
     with pytest.raises(DataError, match=r"paragraphs\[0\].qas\[0\]: missing key 'id'"):
         squad_reader.parse_squad_examples(
             [{"paragraphs": [{"context": "c", "qas": [{"question": "q"}]}]}], is_training=False)
+    wrong_type = [{"paragraphs": [{"context": "c", "qas": [
+        {"id": "x", "question": "q", "answers": [{"text": "c", "answer_start": "0"}]}]}]}]
+    with pytest.raises(DataError, match=r"qas\[0\].answers\[0\]: 'answer_start' must be of "
+                                        "type int, found str"):
+        squad_reader.parse_squad_examples(wrong_type, is_training=True)
+    with pytest.raises(DataError, match=r"data\[0\]: 'paragraphs' must be of type list"):
+        squad_reader.parse_squad_examples([{"paragraphs": 3}], is_training=False)
+    not_a_list = tmp_path / "object.json"
+    not_a_list.write_text('{"data": {"title": "t"}}')
+    with pytest.raises(DataError, match="top-level \"data\" list"):
+        squad_reader.read_squad_examples(str(not_a_list), is_training=False)
+    latin1 = tmp_path / "latin1.json"
+    latin1.write_bytes(b'{"data": [\n{"title": "caf\xe9"}]}')
+    with pytest.raises(DataError, match=r"latin1.json:2: not valid UTF-8"):
+        squad_reader.read_squad_examples(str(latin1), is_training=False)
 
 
 def test_tfds_squad_v2_on_a_mocked_prepared_dataset(tmp_path, monkeypatch):

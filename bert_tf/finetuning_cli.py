@@ -1,0 +1,108 @@
+"""What the fine-tuning entry points (`run_classifier`, `run_ner`, `run_squad`,
+`run_multiple_choice`) share: their common flags, their `main`, and what they print.
+
+Each entry point defines its task's own flags, then calls `run(build_adapter, check)`: the
+options are checked (bounds, model files, output folder, the task's files) before any data is
+read or anything is written; then the task's data is read, the resolved flags go to
+`output_dir/flags.txt`, the full log to `output_dir/log.txt`, and the console shows one line
+per training loop call and the results.
+
+Example (an entry point):
+>>> from bert_tf import finetuning_cli
+>>> finetuning_cli.define_flags(defaults={"max_seq_length": 384})    # doctest: +SKIP
+>>> finetuning_cli.run(build_adapter, check=check_task_flags)         # doctest: +SKIP
+"""
+
+import os
+
+from bert_tf import cli  # first: it quiets TensorFlow before TensorFlow loads
+
+import tensorflow as tf  # noqa: E402
+from absl import flags, logging  # noqa: E402
+
+from bert_tf.errors import UserError  # noqa: E402
+from bert_tf.options import OptionError  # noqa: E402
+from bert_tf.tasks.finetuning import run_finetuning  # noqa: E402
+from bert_tf.tasks.options import FinetuningOptions, check_finetuning_options  # noqa: E402
+
+FLAGS = flags.FLAGS
+FLAGS_FILE = "flags.txt"
+
+
+def define_flags(defaults=None):
+    """Defines the `FinetuningOptions` flags plus --data_dir and --do_train/--do_eval/--do_predict.
+
+    Args:
+      defaults: {flag: value} for this entry point (run_squad: max_seq_length 384).
+    """
+    cli.define_flags(FinetuningOptions, defaults=defaults)
+    flags.DEFINE_string("data_dir", None, "Folder with the task's files.")
+    flags.DEFINE_bool("do_train", False, "Fine-tune on the training set.")
+    flags.DEFINE_bool("do_eval", False, "Evaluate on the dev set after every epoch and at the end.")
+    flags.DEFINE_bool("do_predict", False, "Write predictions for the test set.")
+
+
+def require_files(paths):
+    """Raises `OptionError` naming the flag of the first path in `{flag: path}` that is no file.
+
+    `flag` may be `data_dir` for a file the task reads from --data_dir by default.
+    """
+    for flag, path in paths.items():
+        value = FLAGS[flag].value
+        if not path:
+            raise OptionError(flag, value, "is required here.")
+        if not tf.io.gfile.exists(path) or tf.io.gfile.isdir(path):
+            raise OptionError(flag, value, "no such file." if path == value else
+                              f"no such file {path}.")
+
+
+def print_progress(progress):
+    """One console line per training loop call (a `bert_tf.training.TrainProgress`)."""
+    metrics = " ".join(f"{k}={v:.4f}" for k, v in progress.metrics.items() if k != "loss")
+    print(f"step {progress.step}/{progress.num_steps} loss={progress.loss:.4f} {metrics} "
+          f"lr={progress.learning_rate:.3g} {progress.sequences_per_second:.1f} seq/s "
+          f"ETA {progress.eta_seconds:.0f}s", flush=True)
+
+
+def print_report(result):
+    """The per-epoch dev metrics, the final evaluation and the files written."""
+    for entry in result["history"]:
+        metrics = {k: round(v, 4) for k, v in entry.get("metrics", {}).items()}
+        print(f"epoch {entry['epoch']} step {entry['step']} {entry['train_seconds']:.0f}s "
+              f"{metrics}{' (best)' if entry.get('best') else ''}")
+    if result["eval"]:
+        print("eval:", {k: round(v, 4) for k, v in result["eval"].items()})
+    for path in result.get("predictions", []):
+        print("wrote", path)
+
+
+def _write_flags(output_dir):
+    os.makedirs(output_dir, exist_ok=True)
+    with open(os.path.join(output_dir, FLAGS_FILE), "w", encoding="utf-8") as f:
+        f.write(FLAGS.flags_into_string())
+
+
+def run(build_adapter, check=None):
+    """Runs the entry point: checks, `build_adapter(options)`, `run_finetuning`, report.
+
+    Args:
+      build_adapter: `FinetuningOptions -> TaskAdapter`; reads the task's data.
+      check: `FinetuningOptions -> None`, raising `UserError` for a bad task flag or a
+        missing file; runs after the shared checks, before any data is read.
+    """
+    def main(argv):
+        if len(argv) > 1:
+            raise UserError(f"unexpected argument(s) {argv[1:]}; flags are written "
+                            "--name=value (booleans --name or --noname).")
+        options = cli.options_from_flags(FinetuningOptions)
+        modes = FLAGS.do_train, FLAGS.do_eval, FLAGS.do_predict
+        check_finetuning_options(options, *modes)
+        if check is not None:
+            check(options)
+        adapter = build_adapter(options)
+        _write_flags(options.output_dir)
+        logging.set_verbosity(logging.INFO)
+        cli.log_to_file(options.output_dir)
+        print_report(run_finetuning(adapter, options, *modes, progress_fn=print_progress))
+
+    cli.run(main)

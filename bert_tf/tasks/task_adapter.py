@@ -1,0 +1,54 @@
+"""`TaskAdapter`: what one task gives the fine-tuning driver, and the inference helper adapters use."""
+
+import dataclasses
+
+import numpy as np
+import tensorflow as tf
+
+from bert_tf.tasks.table_reader import DataError
+
+
+@dataclasses.dataclass
+class TaskAdapter:
+    """What one task gives the driver (`bert_tf.tasks.finetuning.run_finetuning`).
+
+    Attributes:
+      info: JSON extras for the model directory, e.g. `{"task": "classifier",
+        "task_name": "mrpc", "label_names": [...]}`.
+      build_model: `encoder -> BertTaskModel`.
+      loss_fn: `global_batch_size -> loss_fn(batch, outputs) -> (loss, metrics)` for the loop.
+      train_batches: `(batch_size, skip_batches) -> repeating dataset of dict batches` (model
+        inputs plus targets), or None when there is no training data.
+      num_train_examples: examples (windows, sentences) per epoch.
+      evaluate: `model -> {metric: value}` on the dev set with the official metric, or None.
+      main_metric: the key of `evaluate`'s result that picks the best epoch (higher is better).
+      predict: `(model, output_dir) -> list of written files`, or None.
+
+    Example:
+    >>> adapter = TaskAdapter(info={"task": "classifier"}, build_model=build, loss_fn=loss)
+    """
+
+    info: dict
+    build_model: object
+    loss_fn: object
+    train_batches: object = None
+    num_train_examples: int = 0
+    evaluate: object = None
+    main_metric: str | None = None
+    predict: object = None
+
+
+def predict_outputs(model, dataset):
+    """Runs `model` in inference mode over `dataset` (inputs, or (inputs, targets)) → numpy.
+
+    Raises:
+      DataError: the dataset has no batch.
+    """
+    forward = tf.function(lambda inputs: model(inputs, training=False), reduce_retracing=True)
+    outputs = []
+    for batch in dataset:
+        inputs = batch[0] if isinstance(batch, tuple) else batch
+        outputs.append(tf.nest.map_structure(lambda t: t.numpy(), forward(inputs)))
+    if not outputs:
+        raise DataError("No batches to predict on: the dataset is empty.")
+    return tf.nest.map_structure(lambda *parts: np.concatenate(parts), *outputs)
