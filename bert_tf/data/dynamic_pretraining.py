@@ -60,11 +60,11 @@ def _census(files, unused_versions, max_document_sentences, num_pipelines):
     Warns about lines that are not UTF-8 (naming file:line). Cached per file version.
     """
     documents, sizes = [0] * num_pipelines, [0] * num_pipelines
-    index_in_file, last_file = 0, None
+    index_in_file, last_file, file_index = 0, None, {path: i for i, path in enumerate(files)}
     for document in document_reader.read_documents(list(files), max_document_sentences):
         index_in_file = index_in_file + 1 if document.file == last_file else 0
         last_file = document.file
-        pipeline = (files.index(document.file) * 2**32 + index_in_file) % num_pipelines
+        pipeline = (file_index[document.file] * 2**32 + index_in_file) % num_pipelines
         documents[pipeline] += 1
         sizes[pipeline] += sum(len(s) + 1 for s in document.sentences)
     return documents, sizes
@@ -77,7 +77,7 @@ def _window_size(files, max_document_sentences, num_pipelines, pipeline_id, use_
       document_reader.InputError: no documents at all (e.g. only blank lines), or too few
         for this pipeline.
     """
-    versions = tuple(tf.io.gfile.stat(f).mtime_nsec for f in files)
+    versions = tuple((tf.io.gfile.stat(f).length, tf.io.gfile.stat(f).mtime_nsec) for f in files)
     documents, sizes = _census(tuple(files), versions, max_document_sentences, num_pipelines)
     if not sum(documents):
         raise document_reader.InputError(
