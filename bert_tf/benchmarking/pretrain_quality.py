@@ -16,7 +16,6 @@ import glob
 import os
 import shutil
 
-import numpy as np
 import tensorflow as tf
 
 from bert_tf.data.pretraining_dataset import pretraining_dataset
