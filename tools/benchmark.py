@@ -27,9 +27,9 @@ from bert_tf.benchmarking import pretrain_quality
 from bert_tf.benchmarking.timing import interleaved_median_seconds
 from bert_tf.configs import BertConfig
 from bert_tf.benchmarking.data import benchmark_create_pretraining_data, benchmark_dynamic_pretraining
-from bert_tf.export.benchmark_export import benchmark_export
-from bert_tf.tokenization.benchmark_tokenize import benchmark_tokenize
-from bert_tf.training.benchmark_pretrain import pretrain_step_runner, synthetic_batch
+from bert_tf.benchmarking.export import benchmark_export
+from bert_tf.benchmarking.tokenize import benchmark_tokenize
+from bert_tf.benchmarking.pretrain_step import pretrain_step_runner, synthetic_batch
 
 KERAS_HUB_PEER = "keras_hub_BertMaskedLM.fit"
 CORPUS_DIR = os.path.join(os.path.dirname(__file__), "..", "bert_tf", "data", "corpus")

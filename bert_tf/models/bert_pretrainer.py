@@ -4,7 +4,7 @@ import keras
 
 from bert_tf.layers.initializers import truncated_normal
 from bert_tf.layers.masked_lm_head import MaskedLMHead
-from bert_tf.models.bert_encoder import encoder_inputs
+from bert_tf.models.bert_encoder import BertEncoder, encoder_inputs
 from bert_tf.models.task_model import BertTaskModel, call_encoder
 
 
@@ -59,3 +59,13 @@ class BertPretrainer(BertTaskModel):
 
     def task_config(self):
         return {"use_next_sentence": self.use_next_sentence}
+
+
+def build_pretrainer(config, use_next_sentence=True, left_to_right=False, remat=False):
+    """The `BertPretrainer` for an objective (paper Table 5's ablations included).
+
+    `left_to_right` gives a causal encoder and no NSP head; `use_next_sentence=False` an
+    MLM-only model; `remat` recomputes each block in the backward pass.
+    """
+    encoder = BertEncoder(config, causal_attention=left_to_right, remat=remat)
+    return BertPretrainer(encoder, use_next_sentence=use_next_sentence and not left_to_right)

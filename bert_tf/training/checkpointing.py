@@ -15,6 +15,7 @@ import tensorflow as tf
 from absl import logging
 from google.protobuf import text_format
 
+from bert_tf.checkpoints.model_dir import model_checkpoint_path
 from bert_tf.training.distribution import is_chief, task_id
 
 
@@ -124,8 +125,6 @@ class TrainingCheckpoint:
 
 def _checkpoint_prefix(path):
     if tf.io.gfile.isdir(path):
-        from bert_tf.checkpoints.model_dir import model_checkpoint_path
-
         return model_checkpoint_path(path)
     if not tf.io.gfile.exists(path + ".index"):
         raise FileNotFoundError(f"init_checkpoint {path!r}: neither a model directory nor a "

@@ -123,8 +123,13 @@ def create_optimizer(name, learning_rate, num_train_steps, num_warmup_steps, wei
     return optimizer
 
 
+def inner_optimizer(optimizer):
+    """The optimizer that owns the schedule and slots (inside a `LossScaleOptimizer`)."""
+    return getattr(optimizer, "inner_optimizer", optimizer)
+
+
 def current_learning_rate(optimizer):
     """The learning rate the next update will use (a float tensor)."""
-    inner = getattr(optimizer, "inner_optimizer", optimizer)
+    inner = inner_optimizer(optimizer)
     rate = inner.learning_rate
     return rate(inner.iterations) if callable(rate) else tf.convert_to_tensor(rate)

@@ -11,20 +11,22 @@ import tensorflow as tf
 
 from bert_tf.checkpoints.model_dir import write_model_dir
 from bert_tf.configs import BertConfig, ConfigError
-from bert_tf.dtype_policy import policy_scope
-from bert_tf.errors import UserError
 from bert_tf.data.document_reader import InputError
 from bert_tf.data.dynamic_pretraining import dynamic_pretraining_dataset
+from bert_tf.data.left_to_right import to_left_to_right
 from bert_tf.data.pretraining_dataset import RecordFormatError, pretraining_dataset
+from bert_tf.dtype_policy import policy_scope
+from bert_tf.errors import UserError
+from bert_tf.models.bert_pretrainer import build_pretrainer
 from bert_tf.training.checkpointing import check_output_dir
 from bert_tf.training.distribution import check_batch_split, get_strategy, is_chief
 from bert_tf.training.optimization import create_optimizer
 from bert_tf.training.options import (RESUMABLE_CHANGES, PretrainingOptions,
                                       check_pretraining_options)
-from bert_tf.training.pretraining import (build_pretrainer, pretraining_loss_fn,
-                                          to_left_to_right, unigram_baseline_accuracy)
+from bert_tf.training.pretraining_loss import pretraining_loss_fn, unigram_baseline_accuracy
 from bert_tf.training.run_directory import claim_output_dir
 from bert_tf.training.train_loop import Trainer, run_training
+
 
 class PretrainingInputError(UserError, ValueError):
     """A user-facing problem with the run's inputs (files, config, batch sizes)."""

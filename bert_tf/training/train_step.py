@@ -10,6 +10,8 @@ clip would find the norm within bounds).
 import keras
 import tensorflow as tf
 
+from bert_tf.training.optimization import inner_optimizer
+
 
 def model_inputs(model, batch):
     """The entries of `batch` that `model` takes (a dict model ignores labels and weights)."""
@@ -24,10 +26,6 @@ def _dense(gradient):
 
 def _slice(batch, index, size):
     return tf.nest.map_structure(lambda t: t[index * size:(index + 1) * size], batch)
-
-
-def _inner(optimizer):
-    return getattr(optimizer, "inner_optimizer", optimizer)
 
 
 class ReplicaTrainStep:
@@ -53,7 +51,7 @@ class ReplicaTrainStep:
         # The step clips the all-reduced gradient itself and takes the setting over from the
         # optimizer: Keras would clip again per replica, a norm pass and a rescale pass over
         # every gradient that could only find the norm within bounds.
-        inner = _inner(optimizer)
+        inner = inner_optimizer(optimizer)
         self.clip_norm, inner.global_clipnorm = inner.global_clipnorm, None
 
     def _gradients(self, batch):

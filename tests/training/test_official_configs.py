@@ -10,7 +10,7 @@ from absl import flags
 from bert_tf import cli
 from bert_tf.configs import BertConfig
 from bert_tf.training.options import PretrainingOptions, check_pretraining_options
-from bert_tf.training.pretraining import build_pretrainer
+from bert_tf.models.bert_pretrainer import build_pretrainer
 from bert_tf.training.pretraining_runner import load_config
 
 ROOT = os.path.join(os.path.dirname(__file__), "..", "..")

@@ -7,7 +7,8 @@ import tensorflow as tf
 
 from bert_tf.training.distribution import get_strategy
 from bert_tf.training.optimization import create_optimizer
-from bert_tf.training.pretraining import build_pretrainer, pretraining_loss_fn
+from bert_tf.models.bert_pretrainer import build_pretrainer
+from bert_tf.training.pretraining_loss import pretraining_loss_fn
 from bert_tf.training.train_loop import NonFiniteLossError, Trainer, run_training
 from tests.training.conftest import dataset_fn
 

@@ -4,8 +4,9 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from bert_tf.training.pretraining import (build_pretrainer, pretraining_loss_fn,
-                                          to_left_to_right, unigram_baseline_accuracy)
+from bert_tf.data.left_to_right import to_left_to_right
+from bert_tf.models.bert_pretrainer import build_pretrainer
+from bert_tf.training.pretraining_loss import pretraining_loss_fn, unigram_baseline_accuracy
 from bert_tf.training.train_step import model_inputs
 from tests.training.conftest import synthetic_examples
 

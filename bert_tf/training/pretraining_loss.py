@@ -1,4 +1,4 @@
-"""Pretraining objectives: masked LM + next-sentence prediction, and the paper's ablations.
+"""Pretraining losses: masked LM + next-sentence prediction, and the baseline they must beat.
 
 Losses (paper §3.1, Appendix A.2): the masked-LM cross-entropy over the real predictions
 (`masked_lm_weights` = 1) plus the NSP cross-entropy. Each example's masked-LM loss is the
@@ -6,47 +6,11 @@ mean over its own predictions; the sum over examples is divided by the *global* 
 the way tf.distribute and gradient accumulation need it (google-research divides one
 token-weighted sum by the batch's count of predictions; the two agree whenever examples
 carry equally many predictions, as full-length examples do).
-
-`--left_to_right` (Table 5 "LTR & No NSP"): a causal encoder predicts token t+1 at every
-position t of the unmasked sequence, through the same tied-weight output head.
 """
 
 import tensorflow as tf
 
-from bert_tf.models.bert_encoder import BertEncoder
-from bert_tf.models.bert_pretrainer import BertPretrainer
 from bert_tf.training.accuracy import top1_correct
-
-
-def build_pretrainer(config, use_next_sentence=True, left_to_right=False, remat=False):
-    """The `BertPretrainer` for an objective; LTR implies causal attention and no NSP."""
-    encoder = BertEncoder(config, causal_attention=left_to_right, remat=remat)
-    return BertPretrainer(encoder, use_next_sentence=use_next_sentence and not left_to_right)
-
-
-def to_left_to_right(batch):
-    """Turns a masked pretraining batch into next-token LM targets (a `tf.data` map fn).
-
-    The masked tokens are put back (`masked_lm_ids` at `masked_lm_positions`), then position
-    t predicts token t+1 wherever t+1 is a real token: `masked_lm_positions` = 0..S-2,
-    `masked_lm_ids` = the tokens 1..S-1, `masked_lm_weights` = `input_mask[:, 1:]`.
-
-    Args:
-      batch: dict of `[B, S]` / `[B, P]` tensors (see the module docstring of the data pipelines).
-    """
-    ids = batch["input_word_ids"]
-    batch_size, seq_length = tf.shape(ids)[0], tf.shape(ids)[1]
-    real = batch["masked_lm_weights"] > 0
-    rows = tf.broadcast_to(tf.range(batch_size)[:, None], tf.shape(batch["masked_lm_positions"]))
-    where = tf.stack([tf.boolean_mask(rows, real),
-                      tf.boolean_mask(batch["masked_lm_positions"], real)], axis=1)
-    original = tf.tensor_scatter_nd_update(ids, where, tf.boolean_mask(batch["masked_lm_ids"], real))
-    positions = tf.broadcast_to(tf.range(seq_length - 1)[None], [batch_size, seq_length - 1])
-    return {**batch,
-            "input_word_ids": original,
-            "masked_lm_positions": positions,
-            "masked_lm_ids": original[:, 1:],
-            "masked_lm_weights": tf.cast(batch["input_mask"][:, 1:], tf.float32)}
 
 
 def pretraining_loss_fn(global_batch_size, use_next_sentence=True):

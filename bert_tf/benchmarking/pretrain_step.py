@@ -7,16 +7,11 @@ pipeline is benchmarked separately), so the figures are the model + optimizer co
 import keras
 import tensorflow as tf
 
-from bert_tf.configs import BertConfig
 from bert_tf.training.distribution import get_strategy
 from bert_tf.training.optimization import create_optimizer
-from bert_tf.training.pretraining import build_pretrainer, pretraining_loss_fn
+from bert_tf.models.bert_pretrainer import build_pretrainer
+from bert_tf.training.pretraining_loss import pretraining_loss_fn
 from bert_tf.training.train_loop import Trainer
-
-# The issue's CPU target shape: 4 layers, H=256, 4 heads, intermediate 1024.
-CPU_TARGET_CONFIG = BertConfig(vocab_size=30522, hidden_size=256, num_hidden_layers=4,
-                               num_attention_heads=4, intermediate_size=1024)
-
 
 def synthetic_batch(config, batch_size, seq_length, max_predictions, seed=0):
     """A full-length pretraining batch with `max_predictions` real predictions per row."""
