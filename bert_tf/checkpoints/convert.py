@@ -17,20 +17,22 @@ import tempfile
 from bert_tf.checkpoints.google_research import convert_google_research_checkpoint
 from bert_tf.checkpoints.huggingface import (
     convert_huggingface_checkpoint, export_huggingface_checkpoint)
+from bert_tf.checkpoints.model_dir import CheckpointError, refuse_existing
 
 SOURCES = ("huggingface", "google_research", "ours")
 TARGETS = ("model_dir", "huggingface")
 
 
-def _google_research_to_model_dir(input_path, output_dir, bert_config_file, vocab_file):
+def _google_research_to_model_dir(input_path, output_dir, bert_config_file, vocab_file,
+                                  do_lower_case):
     folder = os.path.dirname(input_path)
     convert_google_research_checkpoint(
         input_path, bert_config_file or os.path.join(folder, "bert_config.json"),
-        vocab_file or os.path.join(folder, "vocab.txt"), output_dir)
+        vocab_file or os.path.join(folder, "vocab.txt"), output_dir, do_lower_case)
 
 
 def convert_checkpoint(source, input_path, target, output_dir, bert_config_file=None,
-                       vocab_file=None):
+                       vocab_file=None, do_lower_case=None):
     """Converts `input_path` in format `source` into `output_dir` in format `target`.
 
     Args:
@@ -40,26 +42,35 @@ def convert_checkpoint(source, input_path, target, output_dir, bert_config_file=
       output_dir: destination folder.
       bert_config_file, vocab_file: google_research only; default to the files beside
         the checkpoint.
+      do_lower_case: the model's casing, recorded in `model_info.json` (None: the source's
+        record, else a guess from the vocab); model_dir targets only.
 
     Raises:
-      ValueError: an unknown or pointless pair of formats, or a checkpoint that does not
-        fit its config; FileNotFoundError: missing inputs.
+      CheckpointError: an unknown or pointless pair of formats, or a checkpoint that is
+        damaged, holds NaN/Inf or does not fit its config; FileNotFoundError: missing inputs;
+      OutputExistsError: `output_dir` exists and is not empty (nothing is written).
     """
     if source not in SOURCES or target not in TARGETS:
-        raise ValueError(f"Cannot convert from {source!r} to {target!r}: sources are "
-                         f"{list(SOURCES)}, targets {list(TARGETS)}.")
+        raise CheckpointError(f"Cannot convert from {source!r} to {target!r}: sources are "
+                              f"{list(SOURCES)}, targets {list(TARGETS)}.")
+    if (source == "ours") == (target == "model_dir"):
+        raise CheckpointError(f"Converting {source} to {target} is a copy: nothing to do.")
     if source != "google_research" and (bert_config_file or vocab_file):
-        raise ValueError("--bert_config_file and --vocab_file apply to google_research "
-                         f"checkpoints only; {source} inputs carry their own.")
-    if source == "huggingface" and target == "model_dir":
-        convert_huggingface_checkpoint(input_path, output_dir)
-    elif source == "google_research" and target == "model_dir":
-        _google_research_to_model_dir(input_path, output_dir, bert_config_file, vocab_file)
-    elif source == "ours" and target == "huggingface":
+        raise CheckpointError("--bert_config_file and --vocab_file apply to google_research "
+                              f"checkpoints only; {source} inputs carry their own.")
+    if target != "model_dir" and do_lower_case is not None:
+        raise CheckpointError("--do_lower_case is recorded in a model directory's "
+                              "model_info.json; it does not apply to --to=huggingface.")
+    refuse_existing(output_dir, "output directory")
+    if source == "huggingface":
+        convert_huggingface_checkpoint(input_path, output_dir, do_lower_case)
+    elif target == "model_dir":
+        _google_research_to_model_dir(input_path, output_dir, bert_config_file, vocab_file,
+                                      do_lower_case)
+    elif source == "ours":
         export_huggingface_checkpoint(input_path, output_dir)
-    elif source == "google_research" and target == "huggingface":
-        with tempfile.TemporaryDirectory() as model_dir:
-            _google_research_to_model_dir(input_path, model_dir, bert_config_file, vocab_file)
-            export_huggingface_checkpoint(model_dir, output_dir)
     else:
-        raise ValueError(f"Converting {source} to {target} is a copy: nothing to do.")
+        with tempfile.TemporaryDirectory() as model_dir:
+            _google_research_to_model_dir(input_path, model_dir, bert_config_file, vocab_file,
+                                          None)
+            export_huggingface_checkpoint(model_dir, output_dir)

@@ -16,7 +16,8 @@ import tensorflow as tf
 from absl import logging
 
 from bert_tf.checkpoints import weight_map
-from bert_tf.checkpoints.model_dir import write_model_dir
+from bert_tf.checkpoints.model_dir import (
+    CheckpointError, checkpoint_read_error, choose_lower_case, write_model_dir)
 from bert_tf.checkpoints.weight_map import LAYER, Rule
 from bert_tf.configs import BertConfig
 
@@ -72,11 +73,18 @@ def read_tf1_checkpoint(ckpt_prefix):
     _require_checkpoint(ckpt_prefix)
     try:
         reader = tf.train.load_checkpoint(ckpt_prefix)
-    except (tf.errors.OpError, ValueError) as error:
-        raise ValueError(f"Cannot read TF1 checkpoint {ckpt_prefix}: {error}") from None
+    except (IndexError, tf.errors.OpError, ValueError) as error:
+        raise checkpoint_read_error(ckpt_prefix, error) from None
     shapes = {name: shape for name, shape in reader.get_variable_to_shape_map().items()
               if not name.endswith(_SLOT_SUFFIXES)}
-    return weight_map.TensorSource(shapes, reader.get_tensor, where=ckpt_prefix)
+
+    def read(name):
+        try:
+            return reader.get_tensor(name)
+        except (IndexError, tf.errors.OpError) as error:
+            raise checkpoint_read_error(ckpt_prefix, error) from None
+
+    return weight_map.TensorSource(shapes, read, where=ckpt_prefix)
 
 
 def load_google_research_models(ckpt_prefix, bert_config_file):
@@ -87,7 +95,8 @@ def load_google_research_models(ckpt_prefix, bert_config_file):
 
     Raises:
       FileNotFoundError: no checkpoint or config.
-      ValueError: tensors missing, left over or shaped unlike the config (named).
+      CheckpointError: a damaged checkpoint, or tensors missing, left over, shaped unlike the
+        config or not finite (named).
     """
     config = BertConfig.from_json_file(bert_config_file)
     source = read_tf1_checkpoint(ckpt_prefix)
@@ -103,12 +112,17 @@ def load_google_research_models(ckpt_prefix, bert_config_file):
     return config, encoder, head_layers
 
 
-def convert_google_research_checkpoint(ckpt_prefix, bert_config_file, vocab_file, model_dir):
-    """Writes a google-research TF1 checkpoint as our model directory.
+def convert_google_research_checkpoint(ckpt_prefix, bert_config_file, vocab_file, model_dir,
+                                       do_lower_case=None):
+    """Writes a google-research TF1 checkpoint as our model directory, with its model_info.json.
 
     `hidden_act: gelu` is kept as written: bert_tf reads it as the exact erf GELU (as
     Hugging Face does); google-research's code computed the tanh approximation under that
     name, which differs by at most 5e-4 per activation.
+
+    Args:
+      do_lower_case: the model's casing (google-research's `uncased_*` models: True); None
+        guesses it from the vocab, with a warning.
 
     Returns:
       The checkpoint prefix written.
@@ -116,5 +130,9 @@ def convert_google_research_checkpoint(ckpt_prefix, bert_config_file, vocab_file
     _require_checkpoint(ckpt_prefix)
     if not os.path.exists(vocab_file):
         raise FileNotFoundError(f"Vocab file not found: {vocab_file}")
+    lower_case = choose_lower_case(vocab_file, do_lower_case=do_lower_case)
     config, encoder, heads = load_google_research_models(ckpt_prefix, bert_config_file)
-    return write_model_dir(model_dir, config, vocab_file=vocab_file, encoder=encoder, **heads)
+    info = {"head": "pretrainer" if heads else "encoder", "do_lower_case": lower_case,
+            "source": "google_research"}
+    return write_model_dir(model_dir, config, vocab_file=vocab_file, info=info, encoder=encoder,
+                           **heads)

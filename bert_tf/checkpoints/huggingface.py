@@ -20,7 +20,8 @@ from absl import logging
 
 from bert_tf.checkpoints import weight_map
 from bert_tf.checkpoints.model_dir import (
-    model_checkpoint_path, read_config, restore_model_dir, vocab_path, write_model_dir)
+    CheckpointError, choose_lower_case, model_checkpoint_path, read_config, restore_model_dir,
+    vocab_path, write_model_dir)
 from bert_tf.checkpoints.weight_map import LAYER, Rule
 from bert_tf.configs import BertConfig
 from bert_tf.errors import require_extra
@@ -28,6 +29,7 @@ from bert_tf.models.bert_encoder import BertEncoder
 from bert_tf.models.bert_pretrainer import BertPretrainer
 
 CONFIG_FILE = "config.json"
+TOKENIZER_CONFIG_FILE = "tokenizer_config.json"
 WEIGHTS_FILE = "model.safetensors"
 VOCAB_FILE = "vocab.txt"
 PREFIX = "bert."
@@ -86,11 +88,11 @@ def _weights_files(hf_dir):
             try:
                 shards = sorted(set(json.load(f)["weight_map"].values()))
             except (json.JSONDecodeError, KeyError, AttributeError) as error:
-                raise ValueError(f"{index}: not a safetensors index with a `weight_map` "
+                raise CheckpointError(f"{index}: not a safetensors index with a `weight_map` "
                                  f"({error!r}).") from None
         return [os.path.join(hf_dir, shard) for shard in shards]
     if os.path.exists(os.path.join(hf_dir, "pytorch_model.bin")):
-        raise ValueError(
+        raise CheckpointError(
             f"{hf_dir} holds only pytorch_model.bin, a Python pickle, which bert_tf never "
             "unpickles (loading one can run arbitrary code). Convert it to safetensors first "
             "where you trust the file, e.g. with transformers: "
@@ -109,7 +111,7 @@ def _safetensors_shapes(path):
         with _safe_open(path) as f:
             return {key: f.get_slice(key).get_shape() for key in f.keys()}
     except (safetensors.SafetensorError, OSError) as error:
-        raise ValueError(f"{path}: not a readable safetensors file ({error}).") from None
+        raise CheckpointError(f"{path}: not a readable safetensors file ({error}).") from None
 
 
 def read_safetensors(hf_dir):
@@ -119,7 +121,7 @@ def read_safetensors(hf_dir):
         for key, shape in _safetensors_shapes(path).items():
             name = key[len(PREFIX):] if key.startswith(PREFIX) else key
             if name in shapes:
-                raise ValueError(f"{path}: tensor `{name}` appears twice (with and without "
+                raise CheckpointError(f"{path}: tensor `{name}` appears twice (with and without "
                                  f"the `{PREFIX}` prefix, or in two shards).")
             shapes[name] = shape
             files[name] = (path, key)
@@ -130,7 +132,7 @@ def read_safetensors(hf_dir):
             with _safe_open(path) as f:
                 return f.get_tensor(key)
         except (TypeError, ValueError) as error:
-            raise ValueError(f"{path}: cannot read tensor `{key}` as numpy ({error}); "
+            raise CheckpointError(f"{path}: cannot read tensor `{key}` as numpy ({error}); "
                              "save the checkpoint in float32, float16 or bfloat16.") from None
 
     return weight_map.TensorSource(shapes, read, where=hf_dir)
@@ -140,7 +142,7 @@ def _check_tied(source):
     for copy, original in TIED.items():
         if copy in source.shapes and original in source.shapes:
             if not np.array_equal(source.read(copy), source.read(original)):
-                raise ValueError(f"Checkpoint {source.where}: `{copy}` differs from "
+                raise CheckpointError(f"Checkpoint {source.where}: `{copy}` differs from "
                                  f"`{original}`; bert_tf ties them, so it cannot hold this model.")
 
 
@@ -165,13 +167,30 @@ def load_huggingface_encoder(hf_dir):
 
     Raises:
       FileNotFoundError: no `config.json` or `model.safetensors`.
-      ValueError: a pickle-only folder, or tensors that do not fit the config (named).
+      CheckpointError: a pickle-only folder, or tensors that do not fit the config (named).
     """
     return _load(hf_dir)[1]
 
 
-def convert_huggingface_checkpoint(hf_dir, model_dir):
-    """Writes a Hugging Face BERT folder as our model directory (encoder and any heads).
+def _recorded_lower_case(hf_dir):
+    """`do_lower_case` of the folder's `tokenizer_config.json`, or None."""
+    path = os.path.join(hf_dir, TOKENIZER_CONFIG_FILE)
+    if not os.path.exists(path):
+        return None
+    with open(path, "rb") as f:
+        try:
+            value = json.loads(f.read().decode("utf-8")).get("do_lower_case")
+        except (UnicodeDecodeError, json.JSONDecodeError, AttributeError) as error:
+            raise CheckpointError(f"{path}: not a JSON object ({error}).") from None
+    return value if isinstance(value, bool) else None
+
+
+def convert_huggingface_checkpoint(hf_dir, model_dir, do_lower_case=None):
+    """Writes a Hugging Face BERT folder as our model directory (encoder, any heads, model_info).
+
+    Args:
+      do_lower_case: the model's casing; None takes `tokenizer_config.json`'s, else guesses it
+        from the vocab. A value contradicting `tokenizer_config.json` is an error.
 
     Returns:
       The checkpoint prefix written.
@@ -181,8 +200,13 @@ def convert_huggingface_checkpoint(hf_dir, model_dir):
     if not os.path.exists(vocab_file):
         raise FileNotFoundError(f"No {VOCAB_FILE} in Hugging Face folder {hf_dir}; the model "
                                 "directory needs the WordPiece vocabulary.")
+    lower_case = choose_lower_case(vocab_file, _recorded_lower_case(hf_dir),
+                                   os.path.join(hf_dir, TOKENIZER_CONFIG_FILE), do_lower_case)
     config, encoder, heads = _load(hf_dir)
-    return write_model_dir(model_dir, config, vocab_file=vocab_file, encoder=encoder, **heads)
+    info = {"head": "pretrainer" if heads else "encoder", "do_lower_case": lower_case,
+            "source": "huggingface"}
+    return write_model_dir(model_dir, config, vocab_file=vocab_file, info=info, encoder=encoder,
+                           **heads)
 
 
 def _models_to_export(model_dir_or_models):

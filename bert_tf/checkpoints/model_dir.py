@@ -1,7 +1,20 @@
-"""The model directory: `bert_config.json`, `vocab.txt` and an object-based TF checkpoint.
+"""The model directory: `bert_config.json`, `vocab.txt`, a checkpoint and `model_info.json`.
 
-Conversion, pretraining and fine-tuning all write this layout; every loader reads it.
-The checkpoint holds the encoder under the key `encoder` and task heads beside it.
+Conversion, pretraining and fine-tuning all write this layout; every loader reads it. The
+checkpoint holds the encoder under the key `encoder` and heads beside it. `model_info.json`
+says how to read the directory: the `head` the checkpoint holds, `do_lower_case` and
+`max_seq_length`, so consumers (export, extract_features, fine-tuning) never guess; a flag that
+contradicts it is an error, as google-research's `validate_case_matches_checkpoint` made it.
+
+Reading weights into models (`read_config`, `restore_model_dir`, ...) lives below the models in
+`bert_tf.model_dir_reader` and is re-exported here, so this module is the one API.
+
+Example:
+>>> write_model_dir("/tmp/mrpc", config, "vocab.txt", encoder=encoder, head=head)  # doctest: +SKIP
+>>> write_model_info("/tmp/mrpc", head="classifier", do_lower_case=True,        # doctest: +SKIP
+...                  max_seq_length=128, label_names=["0", "1"])
+>>> read_model_info("/tmp/mrpc")["max_seq_length"]                               # doctest: +SKIP
+128
 """
 
 import json
@@ -9,35 +22,46 @@ import os
 import shutil
 
 import tensorflow as tf
+from absl import logging
 
-from bert_tf.configs import BertConfig
+from bert_tf.errors import UserError
+from bert_tf.model_dir_reader import (  # noqa: F401  (re-exported: the model directory's API)
+    CHECKPOINT_PREFIX,
+    CONFIG_NAME,
+    VOCAB_NAME,
+    CheckpointError,
+    checkpoint_read_error,
+    model_checkpoint_path,
+    read_config,
+    restore_model_dir,
+    vocab_path,
+)
+from bert_tf.tokenization import vocab as vocab_lib
 
-CONFIG_NAME = "bert_config.json"
-VOCAB_NAME = "vocab.txt"
-CHECKPOINT_PREFIX = "model.ckpt"
-EXTRA_NAME = "model_info.json"
+MODEL_INFO_NAME = "model_info.json"
+# What a checkpoint holds beside the encoder, named after the model class that reads it
+# (`encoder`: nothing beside it). Export serves one of these.
+HEADS = ("encoder", "pretrainer", "classifier", "token_classifier", "span_labeler",
+         "multiple_choice")
+# `task` values written before `head` existed.
+_OLD_TASK_NAMES = {"pretraining": "pretrainer"}
 
 
-def read_config(model_dir):
-    """Reads the `BertConfig` of a model directory."""
-    return BertConfig.from_json_file(os.path.join(model_dir, CONFIG_NAME))
+class OutputExistsError(UserError, FileExistsError):
+    """An output path already exists; nothing was written, nothing is overwritten."""
 
 
-def vocab_path(model_dir):
-    return os.path.join(model_dir, VOCAB_NAME)
+def refuse_existing(path, what="output", flag=None):
+    """Raises `OutputExistsError` if `path` exists (a folder counts only when not empty).
 
-
-def model_checkpoint_path(model_dir):
-    """The checkpoint prefix in `model_dir`: `model.ckpt`, else the newest CheckpointManager one."""
-    prefix = os.path.join(model_dir, CHECKPOINT_PREFIX)
-    if tf.io.gfile.exists(prefix + ".index"):
-        return prefix
-    latest = tf.train.latest_checkpoint(model_dir)
-    if latest is None:
-        raise FileNotFoundError(
-            f"No checkpoint in model directory {model_dir}: expected {CHECKPOINT_PREFIX}.index "
-            "(written by tools/convert_checkpoint.py or a training run).")
-    return latest
+    Entry points call it before any work, so a refused run leaves every old file as it was.
+    """
+    if tf.io.gfile.isdir(path) and not tf.io.gfile.listdir(path):
+        return
+    if tf.io.gfile.exists(path):
+        named = f"--{flag}={path}" if flag else path
+        raise OutputExistsError(f"{named}: the {what} already exists; nothing was written. "
+                                "Choose a new path or remove the old one.")
 
 
 def write_model_dir(model_dir, config, vocab_file=None, info=None, **objects):
@@ -47,7 +71,8 @@ def write_model_dir(model_dir, config, vocab_file=None, info=None, **objects):
       model_dir: destination folder, created if missing.
       config: the `BertConfig` of the encoder.
       vocab_file: a WordPiece vocab to copy in, or None.
-      info: JSON-serializable extras (e.g. `{"task": "classifier", "label_names": [...]}`).
+      info: keyword arguments of `write_model_info` (`head`, `do_lower_case`,
+        `max_seq_length`, extras such as `label_names`), or None.
       **objects: trackables to save, keyed by checkpoint name; `encoder` is required.
 
     Returns:
@@ -61,37 +86,114 @@ def write_model_dir(model_dir, config, vocab_file=None, info=None, **objects):
     if vocab_file is not None and os.path.abspath(vocab_file) != os.path.abspath(vocab_path(model_dir)):
         shutil.copyfile(vocab_file, vocab_path(model_dir))
     if info is not None:
-        with open(os.path.join(model_dir, EXTRA_NAME), "w", encoding="utf-8") as f:
-            json.dump(info, f, indent=2, sort_keys=True)
+        write_model_info(model_dir, **info)
     return tf.train.Checkpoint(**objects).write(os.path.join(model_dir, CHECKPOINT_PREFIX))
 
 
+def _checked(head, do_lower_case, max_seq_length, where):
+    if head is not None and head not in HEADS:
+        raise CheckpointError(f"{where}: `head` must be one of {', '.join(HEADS)}; "
+                              f"got {head!r}.")
+    if do_lower_case is not None and not isinstance(do_lower_case, bool):
+        raise CheckpointError(f"{where}: `do_lower_case` must be true or false; "
+                              f"got {do_lower_case!r}.")
+    if max_seq_length is not None and (isinstance(max_seq_length, bool)
+                                       or not isinstance(max_seq_length, int)
+                                       or max_seq_length < 3):
+        raise CheckpointError(f"{where}: `max_seq_length` must be an integer of at least 3; "
+                              f"got {max_seq_length!r}.")
+
+
+def write_model_info(model_dir, head=None, do_lower_case=None, max_seq_length=None, **extras):
+    """Writes `model_info.json`: how to read this model directory.
+
+    Args:
+      model_dir: the model directory.
+      head: one of `HEADS`, what the checkpoint holds beside the encoder.
+      do_lower_case: whether the model's tokenizer lower-cases (uncased models).
+      max_seq_length: the sequence length it was trained with; None if not fixed.
+      **extras: JSON-serializable extras (`label_names`, `num_choices`, `step`, ...).
+    """
+    path = os.path.join(model_dir, MODEL_INFO_NAME)
+    _checked(head, do_lower_case, max_seq_length, path)
+    known = {"head": head, "do_lower_case": do_lower_case, "max_seq_length": max_seq_length}
+    info = dict(extras, **{key: value for key, value in known.items() if value is not None})
+    tf.io.gfile.makedirs(model_dir)
+    with open(path, "w", encoding="utf-8") as f:
+        json.dump(info, f, indent=2, sort_keys=True)
+        f.write("\n")
+
+
 def read_model_info(model_dir):
-    """The extras written with `info=` (task name, label names...), or {}."""
-    path = os.path.join(model_dir, EXTRA_NAME)
-    if not os.path.exists(path):
-        return {}
-    with open(path, encoding="utf-8") as f:
-        return json.load(f)
+    """The contents of `model_info.json` (checked), or {} for a directory without one.
 
-
-def restore_model_dir(model_dir, **objects):
-    """Restores `objects` (e.g. `encoder=...`) from the model directory's checkpoint.
-
-    Every variable of every given object must be found in the checkpoint; checkpoint
-    entries of other objects (heads not asked for, optimizer slots) are allowed.
+    A directory written before `head` existed gets it from its old `task` value.
 
     Raises:
-      FileNotFoundError: no checkpoint in `model_dir`.
-      ValueError: the checkpoint lacks some of `objects` or its shapes differ from the config.
+      CheckpointError: the file is not a JSON object or a known field has a wrong value.
     """
-    path = model_checkpoint_path(model_dir)
-    try:
-        tf.train.Checkpoint(**objects).read(path).assert_existing_objects_matched()
-    except AssertionError as error:
-        raise ValueError(f"Checkpoint {path} does not hold {sorted(objects)} as expected: "
-                         f"{error}") from None
-    except ValueError as error:
-        raise ValueError(f"Checkpoint {path} does not match the model built from "
-                         f"{os.path.join(model_dir, CONFIG_NAME)}: {error}") from None
-    return path
+    path = os.path.join(model_dir, MODEL_INFO_NAME)
+    if not os.path.exists(path):
+        return {}
+    with open(path, "rb") as f:
+        try:
+            info = json.loads(f.read().decode("utf-8"))
+        except (UnicodeDecodeError, json.JSONDecodeError) as error:
+            raise CheckpointError(f"{path}: not a JSON file ({error}).") from None
+    if not isinstance(info, dict):
+        raise CheckpointError(f"{path}: expected a JSON object, got {type(info).__name__}.")
+    if "head" not in info and info.get("task") in HEADS + tuple(_OLD_TASK_NAMES):
+        info["head"] = _OLD_TASK_NAMES.get(info["task"], info["task"])
+    _checked(info.get("head"), info.get("do_lower_case"), info.get("max_seq_length"), path)
+    return info
+
+
+def choose_lower_case(vocab_file, saved=None, saved_where=None, do_lower_case=None,
+                      flag="do_lower_case"):
+    """Whether to lower-case: a recorded value, checked against the user's; else a vocab guess.
+
+    Args:
+      vocab_file: the model's `vocab.txt`.
+      saved: the recorded `do_lower_case` (model_info.json, tokenizer_config.json), or None.
+      saved_where: the file it was read from, for messages.
+      do_lower_case: the user's choice, or None to take the recorded one.
+      flag: the flag name to cite in messages.
+
+    Raises:
+      CheckpointError: `do_lower_case` contradicts the recorded value.
+      VocabError: no readable vocab where a guess is needed.
+    """
+    if saved is not None:
+        if do_lower_case is not None and do_lower_case != saved:
+            raise CheckpointError(
+                f"--{flag}={do_lower_case} contradicts {saved_where} (do_lower_case: "
+                f"{str(saved).lower()}): the model was trained {'uncased' if saved else 'cased'}."
+                f" Drop the flag or pass --{flag}={saved}.")
+        return saved
+    vocab = vocab_lib.load_vocab(vocab_file)
+    if do_lower_case is not None:
+        vocab_lib.check_case_matches_vocab(vocab, do_lower_case, vocab_file)
+        return do_lower_case
+    guess = not vocab_lib.vocab_is_cased(vocab)
+    logging.warning("No do_lower_case recorded%s; guessed do_lower_case=%s from the casing of "
+                    "%s. Pass --%s to choose.", f" in {saved_where}" if saved_where else "",
+                    guess, vocab_file, flag)
+    return guess
+
+
+def resolve_lower_case(model_dir, do_lower_case=None, flag="do_lower_case"):
+    """`(vocab_file, lower_case)` of `model_dir`: `model_info.json`'s casing, checked against a flag.
+
+    Old directories without `do_lower_case` fall back to the vocab's casing, with a warning.
+
+    Raises:
+      FileNotFoundError: no `vocab.txt`.
+      CheckpointError: `do_lower_case` contradicts `model_info.json`.
+    """
+    vocab_file = vocab_path(model_dir)
+    if not os.path.isfile(vocab_file):
+        raise FileNotFoundError(f"Model directory {model_dir} has no {VOCAB_NAME}; it is needed "
+                                "to tokenize text.")
+    saved = read_model_info(model_dir).get("do_lower_case")
+    return vocab_file, choose_lower_case(vocab_file, saved, os.path.join(model_dir, MODEL_INFO_NAME),
+                                         do_lower_case, flag)

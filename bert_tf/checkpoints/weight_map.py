@@ -13,6 +13,7 @@ import collections
 
 import numpy as np
 
+from bert_tf.checkpoints.model_dir import CheckpointError
 from bert_tf.models.bert_encoder import BertEncoder
 from bert_tf.models.bert_pretrainer import BertPretrainer
 
@@ -70,7 +71,7 @@ def build_models(config, heads=()):
     if not heads:
         return encoder, {}
     if "masked_lm" not in heads:
-        raise ValueError(f"A next-sentence head needs the masked-LM head too; found only {heads}.")
+        raise CheckpointError(f"A next-sentence head needs the masked-LM head too; found only {heads}.")
     items = BertPretrainer(encoder, use_next_sentence="next_sentence" in heads).checkpoint_items()
     return encoder, {key: layer for key, layer in items.items() if key != "encoder"}
 
@@ -113,19 +114,19 @@ def assign_from(source, rules, weights, ignored=()):
       ignored: source tensor names that carry no weights (buffers, optimizer slots).
 
     Raises:
-      ValueError: a tensor is missing, has the wrong shape or is left unused, or a model
-        weight is left unset; the message names them.
+      CheckpointError: a tensor is missing, has the wrong shape, holds NaN or Inf, or is left
+        unused, or a model weight is left unset; the message names them.
     """
     where = source.where
     _check_covered(rules, weights, f"Checkpoint {where}")
     missing = [f"{rule.source} (for {rule.target})" for rule in rules
                if rule.source not in source.shapes]
     if missing:
-        raise ValueError(f"Checkpoint {where} lacks tensor(s) {missing}, so these model "
+        raise CheckpointError(f"Checkpoint {where} lacks tensor(s) {missing}, so these model "
                          "weights would be left unset (check num_hidden_layers in the config).")
     unused = sorted(set(source.shapes) - {rule.source for rule in rules} - set(ignored))
     if unused:
-        raise ValueError(f"Checkpoint {where} has tensor(s) that map to no model weight: "
+        raise CheckpointError(f"Checkpoint {where} has tensor(s) that map to no model weight: "
                          f"{unused}.")
     for rule in rules:
         expected = tuple(weights[rule.target].shape)
@@ -133,15 +134,20 @@ def assign_from(source, rules, weights, ignored=()):
         stored = found[::-1] if rule.transpose else found
         if stored != expected:
             layout = " (stored transposed)" if rule.transpose else ""
-            raise ValueError(
+            raise CheckpointError(
                 f"Checkpoint {where}: tensor `{rule.source}` has shape {list(found)}{layout}, "
                 f"but the config needs {list(expected[::-1] if rule.transpose else expected)} "
                 f"for weight `{rule.target}`.")
+    values = {}
     for rule in rules:
         value = np.asarray(source.read(rule.source))
-        if rule.transpose:
-            value = value.T
-        variable = weights[rule.target]
+        if not np.isfinite(value.astype(np.float32)).all():
+            raise CheckpointError(
+                f"Checkpoint {where}: tensor `{rule.source}` holds NaN or Inf values; "
+                "nothing was converted (convert a checkpoint saved before training diverged).")
+        values[rule.target] = value.T if rule.transpose else value
+    for target, value in values.items():
+        variable = weights[target]
         variable.assign(value.astype(variable.dtype))
 
 

@@ -19,8 +19,8 @@ class MultipleChoiceServing(BertServingModule):
 
     tokenized_rank = 3
 
-    def __init__(self, task_model, seq_length=128):
-        super().__init__(task_model, seq_length, text_pair=True)
+    def __init__(self, restored, seq_length=128):
+        super().__init__(restored, seq_length, text_pair=True)
 
     def tokenized_outputs(self, inputs):
         shape = tf.shape(inputs["input_word_ids"])  # [B, C, S]

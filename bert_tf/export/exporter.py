@@ -5,7 +5,7 @@ written to a temporary folder beside it, audited, then renamed into place, so a 
 leaves nothing behind and an existing version is never touched.
 
 Example:
->>> export_saved_model("/tmp/minilm", "/tmp/export", task="encoder")  # doctest: +SKIP
+>>> export_saved_model("/tmp/minilm", "/tmp/export", head="encoder")  # doctest: +SKIP
 '/tmp/export/1'
 """
 
@@ -16,12 +16,16 @@ import uuid
 import tensorflow as tf
 from absl import logging
 
+from bert_tf.checkpoints import model_dir as model_dir_lib
+from bert_tf.checkpoints.model_dir import OutputExistsError
 from bert_tf.export import op_audit
 from bert_tf.export.choice_serving import MultipleChoiceServing
 from bert_tf.export.hub_modules import HubEncoderModule, PreprocessorModule
-from bert_tf.export.serving_module import ClassifierServing, EncoderServing, PretrainerServing
+from bert_tf.export.options import EXPORT_HEADS
+from bert_tf.export.restored_model import restore_model
+from bert_tf.export.serving_module import (
+    ClassifierServing, EncoderServing, ExportError, PretrainerServing)
 from bert_tf.export.span_serving import SpanServing
-from bert_tf.export.task_models import TASKS, load_task_model, tokenizer_settings
 from bert_tf.export.token_serving import TokenClassifierServing
 
 _SERVING_MODULES = {
@@ -29,14 +33,12 @@ _SERVING_MODULES = {
     "pretrainer": PretrainerServing,
     "classifier": ClassifierServing,
     "token_classifier": TokenClassifierServing,
-    "span": SpanServing,
+    "span_labeler": SpanServing,
     "multiple_choice": MultipleChoiceServing,
 }
-# Tasks whose `serving_default` may take `text` or `text_a` + `text_b`; the others are fixed.
-_OPTIONAL_PAIR_TASKS = ("encoder", "classifier")
-DEFAULT_SEQ_LENGTH = {"span": 384}
-# TF Hub-interface exports (hub_modules.py) beside the task models.
-EXPORT_TASKS = TASKS + ("preprocessor", "hub_encoder")
+# Heads whose `serving_default` may take `text` or `text_a` + `text_b`; the others are fixed.
+_OPTIONAL_PAIR_HEADS = ("encoder", "classifier")
+DEFAULT_SEQ_LENGTH = {"span_labeler": 384}
 
 
 def existing_versions(export_dir):
@@ -47,22 +49,38 @@ def existing_versions(export_dir):
                   if name.rstrip("/").isdigit())
 
 
-def build_export_module(model_dir, task, seq_length=None, text_pair=False):
-    """The tf.Module to save for `task` (one of `EXPORT_TASKS`) from `model_dir`."""
-    if task not in EXPORT_TASKS:
-        raise ValueError(f"Unknown task {task!r}; choose one of {', '.join(EXPORT_TASKS)}.")
-    seq_length = seq_length or DEFAULT_SEQ_LENGTH.get(task, 128)
-    if task == "preprocessor":
-        vocab_file, lower_case = tokenizer_settings(model_dir)
-        return PreprocessorModule(vocab_file, lower_case=lower_case, seq_length=seq_length)
-    if task == "hub_encoder":
-        return HubEncoderModule(load_task_model(model_dir, "encoder").encoder)
-    task_model = load_task_model(model_dir, task)
-    if task in _OPTIONAL_PAIR_TASKS:
-        return _SERVING_MODULES[task](task_model, seq_length, text_pair=text_pair)
+def export_seq_length(model_dir, head, seq_length=None):
+    """The packed length to export: `seq_length`, else model_info.json's, else 128 (span: 384).
+
+    Raises:
+      ExportError: longer than the model's `max_position_embeddings` or shorter than 3.
+    """
+    saved = model_dir_lib.read_model_info(model_dir).get("max_seq_length")
+    seq_length = seq_length or saved or DEFAULT_SEQ_LENGTH.get(head, 128)
+    max_length = model_dir_lib.read_config(model_dir).max_position_embeddings
+    if not 2 < seq_length <= max_length:
+        raise ExportError(f"seq_length must be in 3..{max_length} (the model's "
+                          f"max_position_embeddings); received {seq_length}.")
+    return seq_length
+
+
+def build_export_module(model_dir, head, seq_length=None, text_pair=False):
+    """The tf.Module to save for `head` (one of `EXPORT_HEADS`) from `model_dir`."""
+    if head not in EXPORT_HEADS:
+        raise ExportError(f"Unknown head {head!r}; choose one of {', '.join(EXPORT_HEADS)}.")
+    if head == "preprocessor":
+        vocab_file, lower_case = model_dir_lib.resolve_lower_case(model_dir)
+        return PreprocessorModule(vocab_file, lower_case=lower_case,
+                                  seq_length=export_seq_length(model_dir, head, seq_length))
+    if head == "hub_encoder":
+        return HubEncoderModule(restore_model(model_dir, "encoder").encoder)
+    restored = restore_model(model_dir, head)
+    seq_length = export_seq_length(model_dir, head, seq_length)
+    if head in _OPTIONAL_PAIR_HEADS:
+        return _SERVING_MODULES[head](restored, seq_length, text_pair=text_pair)
     if text_pair:
-        logging.info("--task=%s always takes its fixed inputs; text_pair is ignored.", task)
-    return _SERVING_MODULES[task](task_model, seq_length)
+        logging.info("--head=%s always takes its fixed inputs; text_pair is ignored.", head)
+    return _SERVING_MODULES[head](restored, seq_length)
 
 
 def save_module(module, export_path):
@@ -70,16 +88,18 @@ def save_module(module, export_path):
     tf.saved_model.save(module, export_path, signatures=module.signatures())
 
 
-def export_saved_model(model_dir, export_dir, task, seq_length=None, version=None,
+def export_saved_model(model_dir, export_dir, head, seq_length=None, version=None,
                        tf_serving_version=op_audit.DEFAULT_TF_SERVING_VERSION, text_pair=False):
-    """Exports `model_dir` for `task` to `export_dir/<version>/` and audits its ops.
+    """Exports `model_dir` with `head` to `export_dir/<version>/` and audits its ops.
 
     Args:
       model_dir: a model directory (`write_model_dir`).
       export_dir: the TF Serving model base path.
-      task: one of `EXPORT_TASKS`: a task model (`task_models.TASKS`), "preprocessor" (TF Hub
-        `bert_*_preprocess` interface) or "hub_encoder" (TF Hub encoder interface).
-      seq_length: packed length of `serving_default`; default 128 (384 for span).
+      head: one of `EXPORT_HEADS`: a head of the model directory (`model_dir.HEADS`),
+        "preprocessor" (TF Hub `bert_*_preprocess` interface) or "hub_encoder" (TF Hub
+        encoder interface).
+      seq_length: packed length of `serving_default`; default `max_seq_length` of
+        model_info.json, else 128 (384 for span_labeler).
       version: the version folder; default one more than the highest existing (1 if none).
       tf_serving_version: the TF Serving release whose ops the export must stay within.
       text_pair: encoder / classifier only: take `text_a` + `text_b` instead of `text`.
@@ -88,21 +108,21 @@ def export_saved_model(model_dir, export_dir, task, seq_length=None, version=Non
       The path of the written SavedModel.
 
     Raises:
-      FileExistsError: `export_dir/<version>` exists (nothing is overwritten).
-      ValueError: the model directory lacks the task's head, or bad arguments.
+      OutputExistsError: `export_dir/<version>` exists (nothing is overwritten).
+      ExportError, CheckpointError: the model directory lacks the head, or bad arguments.
       op_audit.OpAuditError: the graph uses ops that TF Serving `tf_serving_version` lacks.
     """
     op_audit.tf_serving_op_sets(tf_serving_version)  # Fail on an unknown release before work.
     if version is None:
         version = (existing_versions(export_dir) or [0])[-1] + 1
     if int(version) < 1:
-        raise ValueError(f"version must be a positive integer; received {version}.")
+        raise ExportError(f"version must be a positive integer; received {version}.")
     export_path = os.path.join(export_dir, str(int(version)))
     if tf.io.gfile.exists(export_path):
-        raise FileExistsError(
+        raise OutputExistsError(
             f"Export version {export_path} already exists; nothing was overwritten. Pass a new "
             f"--version (existing: {existing_versions(export_dir)}) or omit it to use the next.")
-    module = build_export_module(model_dir, task, seq_length, text_pair)
+    module = build_export_module(model_dir, head, seq_length, text_pair)
     staging = os.path.join(export_dir, f".tmp-{version}-{uuid.uuid4().hex[:8]}")
     try:
         save_module(module, staging)
@@ -116,6 +136,6 @@ def export_saved_model(model_dir, export_dir, task, seq_length=None, version=Non
     finally:
         if tf.io.gfile.exists(staging):
             shutil.rmtree(staging, ignore_errors=True)
-    logging.info("Exported %s (--task=%s, %d op types, op audit passed for TF Serving %s) to %s.",
-                 model_dir, task, len(ops), tf_serving_version, export_path)
+    logging.info("Exported %s (--head=%s, %d op types, op audit passed for TF Serving %s) to %s.",
+                 model_dir, head, len(ops), tf_serving_version, export_path)
     return export_path

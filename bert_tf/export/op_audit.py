@@ -45,7 +45,7 @@ def supported_tf_serving_versions():
 def _major_minor(version):
     parts = str(version).split(".")
     if len(parts) < 2 or not all(p.isdigit() for p in parts):
-        raise ValueError(f"tf_serving_version must look like '2.12' (or '2.12.1'); "
+        raise OpAuditError(f"tf_serving_version must look like '2.12' (or '2.12.1'); "
                          f"received {version!r}.")
     return ".".join(parts[:2])
 
@@ -54,12 +54,12 @@ def tf_serving_op_sets(tf_serving_version):
     """Returns `(tf_text_version, tf_text_ops, missing_core_ops)` of a TF Serving release.
 
     Raises:
-      ValueError: no op data for that release.
+      OpAuditError: no op data for that release.
     """
     version = _major_minor(tf_serving_version)
     index = _read_json("tf_serving_versions.json")
     if version not in index["tf_text"]:
-        raise ValueError(
+        raise OpAuditError(
             f"No op list for TF Serving {tf_serving_version}: known releases are "
             f"{', '.join(supported_tf_serving_versions())} (bert_tf/export/tf_serving_ops/).")
     tf_text_version = index["tf_text"][version]

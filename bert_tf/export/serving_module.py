@@ -3,7 +3,7 @@
 `serving_default` takes raw strings (`text`, or `text_a` + `text_b` for pair inputs) and
 tokenizes and packs them in-graph with `BertPreprocessor`; `serve_tokenized` takes the int32
 encoder inputs `input_word_ids`, `input_mask`, `input_type_ids` for clients that tokenize
-themselves. Subclasses (one per task) turn model outputs into named serving outputs.
+themselves. Subclasses (one per head) turn model outputs into named serving outputs.
 """
 
 import functools
@@ -11,6 +11,7 @@ import types
 
 import tensorflow as tf
 
+from bert_tf.errors import UserError
 from bert_tf.models.bert_encoder import ENCODER_INPUTS
 from bert_tf.tokenization.bert_preprocessor import BertPreprocessor
 from bert_tf.tokenization.vocab import load_vocab
@@ -28,11 +29,15 @@ def captured_variables(functions, trainable=False):
     return list(variables.values())
 
 
+class ExportError(UserError, ValueError):
+    """An export asked for something the model directory or the serving graph cannot give."""
+
+
 class BertServingModule(tf.Module):
     """Base serving module: preprocessing + model + vocab asset.
 
     Args:
-      task_model: a `TaskModel` from `load_task_model`.
+      restored: a `RestoredModel` from `restore_model`.
       seq_length: the packed sequence length of `serving_default`.
       text_pair: take `text_a` + `text_b` instead of `text`.
     """
@@ -40,21 +45,21 @@ class BertServingModule(tf.Module):
     # Rank of each tokenized input: [B, S]; multiple choice overrides with [B, C, S].
     tokenized_rank = 2
 
-    def __init__(self, task_model, seq_length=128, text_pair=False):
-        super().__init__(name=f"bert_{task_model.task}")
-        max_length = task_model.encoder.config.max_position_embeddings
+    def __init__(self, restored, seq_length=128, text_pair=False):
+        super().__init__(name=f"bert_{restored.head}")
+        max_length = restored.encoder.config.max_position_embeddings
         if not 2 < seq_length <= max_length:
-            raise ValueError(f"seq_length must be in 3..{max_length} (the model's "
+            raise ExportError(f"seq_length must be in 3..{max_length} (the model's "
                              f"max_position_embeddings); received {seq_length}.")
         # Held untracked: SavedModel would save each Keras variable twice (its wrapper and its
         # tf.Variable). `signatures()` tracks the tf.Variables the functions read instead.
-        self._keras = types.SimpleNamespace(model=task_model.model)
+        self._keras = types.SimpleNamespace(model=restored.model)
         self.preprocessor = BertPreprocessor(
-            task_model.vocab_file, lower_case=task_model.lower_case, seq_length=seq_length)
+            restored.vocab_file, lower_case=restored.lower_case, seq_length=seq_length)
         # The vocab travels with the SavedModel (assets/vocab.txt) and survives a re-save.
-        self.vocab_file = tf.saved_model.Asset(task_model.vocab_file)
+        self.vocab_file = tf.saved_model.Asset(restored.vocab_file)
         self.text_inputs = PAIR_TEXT if text_pair else SINGLE_TEXT
-        self.label_names = task_model.label_names
+        self.label_names = restored.label_names
         self.seq_length = seq_length
 
     @property
@@ -69,11 +74,11 @@ class BertServingModule(tf.Module):
         return self.preprocessor((texts["text_a"], texts["text_b"]))
 
     def tokenized_outputs(self, inputs):
-        """Serving outputs from the encoder inputs; every task defines this."""
+        """Serving outputs from the encoder inputs; every head defines this."""
         raise NotImplementedError
 
     def text_outputs(self, texts):
-        """Serving outputs from raw strings; tasks with text outputs extend this."""
+        """Serving outputs from raw strings; heads with text outputs extend this."""
         return self.tokenized_outputs(self.pack(texts))
 
     def text_specs(self):
@@ -133,9 +138,9 @@ class PretrainerServing(BertServingModule):
     (index 0: text_b follows text_a, as in google-research `next_sentence_labels`).
     """
 
-    def __init__(self, task_model, seq_length=128, text_pair=True):
-        super().__init__(task_model, seq_length, text_pair)
-        self.vocab_tokens = load_vocab(task_model.vocab_file)
+    def __init__(self, restored, seq_length=128, text_pair=True):
+        super().__init__(restored, seq_length, text_pair)
+        self.vocab_tokens = load_vocab(restored.vocab_file)
 
     def tokenized_outputs(self, inputs):
         word_ids = inputs["input_word_ids"]

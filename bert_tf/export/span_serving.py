@@ -46,8 +46,8 @@ class SpanServing(BertServingModule):
     `end_logits [B, S]`. An empty context gives answer "" at offsets 0 with the null score.
     """
 
-    def __init__(self, task_model, seq_length=384, max_answer_length=MAX_ANSWER_LENGTH):
-        super().__init__(task_model, seq_length, text_pair=True)
+    def __init__(self, restored, seq_length=384, max_answer_length=MAX_ANSWER_LENGTH):
+        super().__init__(restored, seq_length, text_pair=True)
         self.max_answer_length = max_answer_length
 
     def tokenized_outputs(self, inputs):

@@ -7,6 +7,7 @@ from bert_tf.configs import BertConfig
 from bert_tf.layers.embeddings import BertEmbeddings
 from bert_tf.layers.initializers import truncated_normal
 from bert_tf.layers.transformer_block import TransformerBlock
+from bert_tf.model_dir_reader import read_config, restore_model_dir
 
 ENCODER_INPUTS = ("input_word_ids", "input_mask", "input_type_ids")
 
@@ -131,11 +132,13 @@ class BertEncoder(keras.Model):
     def from_pretrained(cls, model_dir, **kwargs):
         """Builds the encoder of a model directory (bert_config.json + checkpoint).
 
+        Raises:
+          FileNotFoundError: no model directory, config or checkpoint.
+          CheckpointError: a damaged checkpoint, one unlike the config, or NaN/Inf weights.
+
         Example:
         >>> encoder = BertEncoder.from_pretrained("/tmp/minilm")  # doctest: +SKIP
         """
-        from bert_tf.checkpoints.model_dir import read_config, restore_model_dir
-
         encoder = cls(read_config(model_dir), **kwargs)
         restore_model_dir(model_dir, encoder=encoder)
         return encoder

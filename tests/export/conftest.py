@@ -59,27 +59,30 @@ def tiny_config():
                       num_attention_heads=3, intermediate_size=20, max_position_embeddings=64)
 
 
-def write_tiny_model_dir(model_dir, task):
-    """A randomly initialised model directory for `task` with the tiny vocab."""
+def write_tiny_model_dir(model_dir, head, info=None):
+    """A randomly initialised model directory for `head` with the tiny (cased) vocab.
+
+    `info` replaces the model_info.json fields written by default (`head`, `do_lower_case`).
+    """
     config = tiny_config()
     encoder = BertEncoder(config)
-    info = {"task": task}
-    if task == "encoder":
+    info = dict({"head": head, "do_lower_case": False}, **(info or {}))
+    if head == "encoder":
         model, items = encoder, {"encoder": encoder}
     else:
         model = {
             "classifier": lambda: BertClassifier(encoder, len(LABELS)),
             "token_classifier": lambda: BertTokenClassifier(encoder, len(TAGS)),
-            "span": lambda: BertSpanLabeler(encoder),
+            "span_labeler": lambda: BertSpanLabeler(encoder),
             "multiple_choice": lambda: BertMultipleChoice(encoder, num_choices=3),
             "pretrainer": lambda: BertPretrainer(encoder),
-        }[task]()
+        }[head]()
         items = model.checkpoint_items()
-        if task == "classifier":
+        if head == "classifier":
             info["label_names"] = LABELS
-        if task == "token_classifier":
+        if head == "token_classifier":
             info["label_names"] = TAGS
-        if task == "multiple_choice":
+        if head == "multiple_choice":
             info["num_choices"] = 3
     write_model_dir(model_dir, config, vocab_file=TINY_VOCAB, info=info, **items)
     return model

@@ -19,7 +19,7 @@ def encoder_only_dir(tmp_path_factory):
 
 def test_missing_head_is_a_clear_error(encoder_only_dir, tmp_path):
     export_dir = str(tmp_path / "export")
-    with pytest.raises(ValueError, match=r"cannot be exported as --task=classifier: .* has no "
+    with pytest.raises(ValueError, match=r"cannot be exported as --head=classifier: .* has no "
                                          r"head \(it holds encoder"):
         exporter.export_saved_model(encoder_only_dir, export_dir, "classifier")
     with pytest.raises(ValueError, match="has no masked_lm"):
@@ -39,8 +39,8 @@ def test_existing_version_is_not_overwritten(tiny_classifier):
     assert exporter.existing_versions(export_dir) == [1]
 
 
-def test_unknown_task_and_release_fail_before_any_work(encoder_only_dir, tmp_path):
-    with pytest.raises(ValueError, match="Unknown task 'ner'; choose one of encoder, pretrainer"):
+def test_unknown_head_and_release_fail_before_any_work(encoder_only_dir, tmp_path):
+    with pytest.raises(ValueError, match="Unknown head 'ner'; choose one of encoder, pretrainer"):
         exporter.export_saved_model(encoder_only_dir, str(tmp_path), "ner")
     with pytest.raises(ValueError, match="No op list for TF Serving 1.15"):
         exporter.export_saved_model(encoder_only_dir, str(tmp_path), "encoder",
@@ -72,6 +72,6 @@ def test_cli_reports_an_existing_version_without_a_stack_trace(tiny_classifier):
         capture_output=True, text=True, timeout=300, cwd=REPO,
         env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2", PYTHONPATH=REPO))
     assert result.returncode != 0
-    assert "export_saved_model: Export version" in result.stderr
+    assert "export_saved_model: error: Export version" in result.stderr
     assert "already exists; nothing was overwritten" in result.stderr
     assert "Traceback" not in result.stderr

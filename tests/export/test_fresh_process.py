@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from bert_tf.export.task_models import load_task_model
+from bert_tf.export.restored_model import restore_model
 from bert_tf.tokenization.bert_preprocessor import BertPreprocessor
 from tests.export.conftest import LABELS, TEXTS, TINY_SEQ_LENGTH, load_npz, run_fresh_python
 
@@ -28,13 +28,13 @@ def _b64(texts):
     return [base64.b64encode(t).decode("ascii") for t in texts]
 
 
-def _keras_outputs(model_dir, task, texts, seq_length):
+def _keras_outputs(model_dir, head, texts, seq_length):
     """The in-process reference: BertPreprocessor + the Keras model, eagerly."""
-    task_model = load_task_model(model_dir, task)
-    preprocessor = BertPreprocessor(task_model.vocab_file, lower_case=task_model.lower_case,
+    restored = restore_model(model_dir, head)
+    preprocessor = BertPreprocessor(restored.vocab_file, lower_case=restored.lower_case,
                                     seq_length=seq_length)
     inputs = preprocessor(tf.constant(texts))
-    return inputs, task_model.model(inputs, training=False)
+    return inputs, restored.model(inputs, training=False)
 
 
 @pytest.fixture(scope="module")

@@ -6,7 +6,7 @@ import pytest
 import tensorflow as tf
 
 from bert_tf.export.exporter import export_saved_model
-from bert_tf.export.task_models import load_task_model
+from bert_tf.export.restored_model import restore_model
 from bert_tf.tokenization.bert_preprocessor import BertPreprocessor
 from tests.export.conftest import TINY_SEQ_LENGTH, TINY_VOCAB, write_tiny_model_dir
 
@@ -20,9 +20,9 @@ def hub_exports(tmp_path_factory):
     root = tmp_path_factory.mktemp("hub")
     model_dir = str(root / "model")
     write_tiny_model_dir(model_dir, "encoder")
-    return model_dir, {task: export_saved_model(model_dir, str(root / task), task,
+    return model_dir, {head: export_saved_model(model_dir, str(root / head), head,
                                                 seq_length=TINY_SEQ_LENGTH)
-                       for task in ("preprocessor", "hub_encoder")}
+                       for head in ("preprocessor", "hub_encoder")}
 
 
 def _assert_inputs_equal(got, expected):
@@ -32,8 +32,8 @@ def _assert_inputs_equal(got, expected):
 
 def test_preprocessor_has_the_tf_hub_interface(hub_exports):
     model_dir, paths = hub_exports
-    task_model = load_task_model(model_dir, "encoder")
-    reference = BertPreprocessor(TINY_VOCAB, lower_case=task_model.lower_case,
+    restored = restore_model(model_dir, "encoder")
+    reference = BertPreprocessor(TINY_VOCAB, lower_case=restored.lower_case,
                                  seq_length=TINY_SEQ_LENGTH)
     preprocess = tf.saved_model.load(paths["preprocessor"])
     _assert_inputs_equal(preprocess(TEXTS), reference(TEXTS))
@@ -53,7 +53,7 @@ def test_preprocessor_has_the_tf_hub_interface(hub_exports):
 
 def test_encoder_has_the_tf_hub_interface(hub_exports):
     model_dir, paths = hub_exports
-    encoder = load_task_model(model_dir, "encoder").encoder
+    encoder = restore_model(model_dir, "encoder").encoder
     inputs = BertPreprocessor(TINY_VOCAB, lower_case=False, seq_length=TINY_SEQ_LENGTH)(TEXTS)
     expected = encoder(inputs, training=False)
     hub_encoder = tf.saved_model.load(paths["hub_encoder"])
@@ -71,7 +71,7 @@ def test_tfsm_layers_chain_preprocessor_and_encoder(hub_exports):
     preprocess = keras.layers.TFSMLayer(paths["preprocessor"])  # endpoint "serve"
     encoder = keras.layers.TFSMLayer(paths["hub_encoder"])
     outputs = encoder(preprocess(TEXTS))
-    reference = load_task_model(model_dir, "encoder").encoder
+    reference = restore_model(model_dir, "encoder").encoder
     inputs = BertPreprocessor(TINY_VOCAB, lower_case=False, seq_length=TINY_SEQ_LENGTH)(TEXTS)
     np.testing.assert_allclose(outputs["sequence_output"].numpy(),
                                reference(inputs)["sequence_output"].numpy(), atol=1e-5)

@@ -1,6 +1,6 @@
 """Span, token-classifier, multiple-choice and pretrainer exports: outputs vs the Keras model.
 
-Each task is exported (which runs the op audit for TF Serving 2.12) and loaded back in-process.
+Each head is exported (which runs the op audit for TF Serving 2.12) and loaded back in-process.
 """
 
 import numpy as np
@@ -9,22 +9,22 @@ import tensorflow as tf
 
 from bert_tf.export.exporter import export_saved_model
 from bert_tf.export.span_serving import best_spans
-from bert_tf.export.task_models import load_task_model
+from bert_tf.export.restored_model import restore_model
 from bert_tf.tokenization.bert_preprocessor import BertPreprocessor
 from tests.export.conftest import TAGS, TINY_SEQ_LENGTH, write_tiny_model_dir
 
 pytestmark = pytest.mark.slow
 
 
-def _export(tmp_path_factory, task):
-    root = tmp_path_factory.mktemp(task)
-    write_tiny_model_dir(str(root / "model"), task)
-    path = export_saved_model(str(root / "model"), str(root / "export"), task,
+def _export(tmp_path_factory, head):
+    root = tmp_path_factory.mktemp(head)
+    write_tiny_model_dir(str(root / "model"), head)
+    path = export_saved_model(str(root / "model"), str(root / "export"), head,
                               seq_length=TINY_SEQ_LENGTH)
-    task_model = load_task_model(str(root / "model"), task)
-    preprocessor = BertPreprocessor(task_model.vocab_file, lower_case=task_model.lower_case,
+    restored = restore_model(str(root / "model"), head)
+    preprocessor = BertPreprocessor(restored.vocab_file, lower_case=restored.lower_case,
                                     seq_length=TINY_SEQ_LENGTH)
-    return tf.saved_model.load(path).signatures["serving_default"], task_model, preprocessor
+    return tf.saved_model.load(path).signatures["serving_default"], restored, preprocessor
 
 
 def test_best_spans_respects_context_and_length():
@@ -39,12 +39,12 @@ def test_best_spans_respects_context_and_length():
 
 
 def test_span_answer_is_the_context_substring(tmp_path_factory):
-    serve, task_model, preprocessor = _export(tmp_path_factory, "span")
+    serve, restored, preprocessor = _export(tmp_path_factory, "span_labeler")
     questions = [b"Who won?", b"Where?", b"empty context"]
     contexts = [b"Arsenal beat Chelsea 2-1 at Wembley on Saturday.", b"caf\xc3\xa9 in Paris", b""]
     out = serve(text_a=tf.constant(questions), text_b=tf.constant(contexts))
     inputs = preprocessor((tf.constant(questions), tf.constant(contexts)))
-    expected = task_model.model(inputs, training=False)
+    expected = restored.model(inputs, training=False)
     for name in ("start_logits", "end_logits"):
         np.testing.assert_allclose(out[name].numpy(), expected[name].numpy(), atol=1e-5)
     for i, context in enumerate(contexts):
@@ -56,10 +56,10 @@ def test_span_answer_is_the_context_substring(tmp_path_factory):
 
 
 def test_token_classifier_labels_each_word(tmp_path_factory):
-    serve, task_model, preprocessor = _export(tmp_path_factory, "token_classifier")
+    serve, restored, preprocessor = _export(tmp_path_factory, "token_classifier")
     texts = [b"John Smith lives in Paris.", b"", b"word " * 20000]
     out = serve(text=tf.constant(texts))
-    logits = task_model.model(preprocessor(tf.constant(texts)), training=False).numpy()
+    logits = restored.model(preprocessor(tf.constant(texts)), training=False).numpy()
     np.testing.assert_allclose(out["logits"].numpy(), logits, atol=1e-5)
     words = [texts[0][s:e] for s, e, m in zip(out["word_start"][0].numpy(),
                                                out["word_end"][0].numpy(),
@@ -75,20 +75,20 @@ def test_token_classifier_labels_each_word(tmp_path_factory):
 
 
 def test_multiple_choice_matches_keras(tmp_path_factory):
-    serve, task_model, preprocessor = _export(tmp_path_factory, "multiple_choice")
+    serve, restored, preprocessor = _export(tmp_path_factory, "multiple_choice")
     contexts = [b"She opened the fridge", b"The match ended"]
     choices = [[b"and took milk.", b"and flew away.", b""], [b"in a draw.", b"x", b"y"]]
     out = serve(text_a=tf.constant(contexts), text_b=tf.constant(choices))
     packed = preprocessor((tf.constant(np.repeat(contexts, 3)),
                            tf.constant(np.reshape(choices, [-1]))))
     inputs = {k: tf.reshape(v, [2, 3, TINY_SEQ_LENGTH]) for k, v in packed.items()}
-    logits = task_model.model(inputs, training=False).numpy()
+    logits = restored.model(inputs, training=False).numpy()
     np.testing.assert_allclose(out["logits"].numpy(), logits, atol=1e-5)
     assert out["choice"].numpy().tolist() == logits.argmax(-1).tolist()
 
 
 def test_pretrainer_fills_masks(tmp_path_factory):
-    serve, task_model, preprocessor = _export(tmp_path_factory, "pretrainer")
+    serve, restored, preprocessor = _export(tmp_path_factory, "pretrainer")
     text_a = [b"The [MASK] won the [MASK] final.", b"No masks here."]
     text_b = [b"It was in London.", b""]
     out = serve(text_a=tf.constant(text_a), text_b=tf.constant(text_b))
@@ -97,7 +97,7 @@ def test_pretrainer_fills_masks(tmp_path_factory):
     positions = [np.flatnonzero(row == mask_id) for row in inputs["input_word_ids"].numpy()]
     assert out["masked_lm_positions"].numpy()[0].tolist() == positions[0].tolist()
     assert out["masked_lm_weights"].numpy().tolist() == [[1.0, 1.0], [0.0, 0.0]]
-    expected = task_model.model(dict(inputs, masked_lm_positions=out["masked_lm_positions"]),
+    expected = restored.model(dict(inputs, masked_lm_positions=out["masked_lm_positions"]),
                                 training=False)
     np.testing.assert_array_equal(out["masked_lm_ids"].numpy()[0],
                                   expected["mlm_logits"].numpy()[0].argmax(-1))

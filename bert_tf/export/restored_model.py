@@ -1,8 +1,14 @@
-"""Rebuilds the Keras model of an export task from a model directory.
+"""Rebuilds the Keras model of a head from a model directory, with what serving needs around it.
 
 A model directory (`bert_tf.checkpoints.model_dir`) holds the encoder under `encoder` and a
 fine-tuned head under `head` (pretraining: `masked_lm`, `next_sentence`). Head sizes are read
-from the checkpoint's variable shapes, label names from `model_info.json`.
+from the checkpoint's variable shapes; label names, casing and sequence length from
+`model_info.json`.
+
+Example:
+>>> restored = restore_model("/tmp/mrpc", "classifier")  # doctest: +SKIP
+>>> restored.label_names, restored.lower_case            # doctest: +SKIP
+(['0', '1'], True)
 """
 
 import dataclasses
@@ -12,6 +18,7 @@ import tensorflow as tf
 from absl import logging
 
 from bert_tf.checkpoints import model_dir as model_dir_lib
+from bert_tf.checkpoints.model_dir import HEADS, CheckpointError
 from bert_tf.models import (
     BertClassifier,
     BertEncoder,
@@ -20,45 +27,48 @@ from bert_tf.models import (
     BertSpanLabeler,
     BertTokenClassifier,
 )
-from bert_tf.tokenization import vocab as vocab_lib
 
-TASKS = ("encoder", "pretrainer", "classifier", "token_classifier", "span", "multiple_choice")
-# Checkpoint objects each task needs besides `encoder`.
+# Checkpoint objects each head needs besides `encoder`.
 _REQUIRED_OBJECTS = {
     "encoder": (),
     "pretrainer": ("masked_lm",),
     "classifier": ("head",),
     "token_classifier": ("head",),
-    "span": ("head",),
+    "span_labeler": ("head",),
     "multiple_choice": ("head",),
 }
 _HEAD_BIAS = "head/bias/.ATTRIBUTES/VARIABLE_VALUE"
 
 
 @dataclasses.dataclass
-class TaskModel:
-    """A model rebuilt for export: the Keras model plus what serving needs around it.
+class RestoredModel:
+    """A model rebuilt from a model directory: the Keras model plus what serving needs.
 
     Attributes:
-      task: one of `TASKS`.
-      model: the Keras model (the `BertEncoder` itself for task "encoder").
+      head: one of `HEADS`.
+      model: the Keras model (the `BertEncoder` itself for head "encoder").
       encoder: its `BertEncoder`.
       vocab_file: the model directory's `vocab.txt`.
       lower_case: whether the tokenizer lower-cases.
       label_names: class / tag names (classifier, token_classifier), else None.
+      max_seq_length: the sequence length it was trained with (model_info.json), or None.
     """
 
-    task: str
+    head: str
     model: object
     encoder: BertEncoder
     vocab_file: str
     lower_case: bool
     label_names: list = None
+    max_seq_length: int = None
 
 
 def _checkpoint_objects(path):
     """Top-level object names in a checkpoint (`encoder`, `head`, ...) and its variable shapes."""
-    shapes = dict(tf.train.list_variables(path))
+    try:
+        shapes = dict(tf.train.list_variables(path))
+    except tf.errors.OpError as error:
+        raise model_dir_lib.checkpoint_read_error(path, error) from None
     return {name.split("/")[0] for name in shapes if "/" in name}, shapes
 
 
@@ -66,82 +76,69 @@ def _label_names(info, num_classes, model_dir):
     names = info.get("label_names")
     if names is None:
         logging.warning("Model directory %s has no label_names in %s; labels will be class "
-                        "indices.", model_dir, model_dir_lib.EXTRA_NAME)
+                        "indices.", model_dir, model_dir_lib.MODEL_INFO_NAME)
         return [str(i) for i in range(num_classes)]
     if len(names) != num_classes:
-        raise ValueError(
-            f"{os.path.join(model_dir, model_dir_lib.EXTRA_NAME)} lists {len(names)} label_names "
-            f"but the checkpoint's head has {num_classes} classes.")
+        raise CheckpointError(
+            f"{os.path.join(model_dir, model_dir_lib.MODEL_INFO_NAME)} lists {len(names)} "
+            f"label_names but the checkpoint's head has {num_classes} classes.")
     return [str(name) for name in names]
 
 
-def tokenizer_settings(model_dir):
-    """`(vocab_file, lower_case)` of a model directory.
-
-    `lower_case` is `do_lower_case` from `model_info.json`, else guessed from the vocab's casing.
-    """
-    vocab_file = model_dir_lib.vocab_path(model_dir)
-    if not os.path.isfile(vocab_file):
-        raise FileNotFoundError(f"Model directory {model_dir} has no {model_dir_lib.VOCAB_NAME}; "
-                                "the export tokenizes in-graph and needs it.")
-    info = model_dir_lib.read_model_info(model_dir)
-    if "do_lower_case" in info:
-        return vocab_file, bool(info["do_lower_case"])
-    return vocab_file, not vocab_lib.vocab_is_cased(vocab_lib.load_vocab(vocab_file))
-
-
-def load_task_model(model_dir, task):
-    """Builds the model of `task` and restores it from `model_dir`.
+def restore_model(model_dir, head, do_lower_case=None):
+    """Builds the model of `head` and restores it from `model_dir`.
 
     Args:
       model_dir: a model directory written by `write_model_dir`.
-      task: one of `TASKS`.
+      head: one of `HEADS`.
+      do_lower_case: the caller's casing, checked against `model_info.json`; None takes it.
 
     Returns:
-      A `TaskModel`.
+      A `RestoredModel`.
 
     Raises:
-      ValueError: unknown task, or the checkpoint lacks the head the task needs.
+      CheckpointError: unknown head, the checkpoint lacks it or is damaged, or
+        `do_lower_case` contradicts `model_info.json`.
       FileNotFoundError: no config, vocab or checkpoint in `model_dir`.
     """
-    if task not in TASKS:
-        raise ValueError(f"Unknown task {task!r}; choose one of {', '.join(TASKS)}.")
-    vocab_file, lower_case = tokenizer_settings(model_dir)
+    if head not in HEADS:
+        raise CheckpointError(f"Unknown head {head!r}; choose one of {', '.join(HEADS)}.")
+    vocab_file, lower_case = model_dir_lib.resolve_lower_case(model_dir, do_lower_case)
     config = model_dir_lib.read_config(model_dir)
     info = model_dir_lib.read_model_info(model_dir)
     path = model_dir_lib.model_checkpoint_path(model_dir)
     objects, shapes = _checkpoint_objects(path)
-    missing = [name for name in _REQUIRED_OBJECTS[task] if name not in objects]
+    missing = [name for name in _REQUIRED_OBJECTS[head] if name not in objects]
     if missing:
-        saved_task = info.get("task", "unknown")
-        raise ValueError(
-            f"Model directory {model_dir} cannot be exported as --task={task}: its checkpoint "
+        raise CheckpointError(
+            f"Model directory {model_dir} cannot be exported as --head={head}: its checkpoint "
             f"{path} has no {', '.join(missing)} (it holds {', '.join(sorted(objects))}; "
-            f"model_info task: {saved_task}). Export a model directory fine-tuned for {task}, "
-            "or use --task=encoder.")
+            f"model_info head: {info.get('head', 'unknown')}). Export a model directory "
+            f"fine-tuned for {head}, or use --head=encoder.")
 
     encoder = BertEncoder(config)
     label_names = None
-    if task == "encoder":
+    if head == "encoder":
         model = encoder
         items = {"encoder": encoder}
-    elif task == "pretrainer":
+    elif head == "pretrainer":
         model = BertPretrainer(encoder, use_next_sentence="next_sentence" in objects)
         items = model.checkpoint_items()
     else:
         num_classes = shapes[_HEAD_BIAS][0]
-        if task == "classifier":
+        if head == "classifier":
             model = BertClassifier(encoder, num_classes)
             label_names = _label_names(info, num_classes, model_dir)
-        elif task == "token_classifier":
+        elif head == "token_classifier":
             model = BertTokenClassifier(encoder, num_classes)
             label_names = _label_names(info, num_classes, model_dir)
-        elif task == "span":
+        elif head == "span_labeler":
             model = BertSpanLabeler(encoder)
         else:
             # The choice count is only a reshape; serving takes it from the input's shape.
             model = BertMultipleChoice(encoder, num_choices=info.get("num_choices", 2))
         items = model.checkpoint_items()
     model_dir_lib.restore_model_dir(model_dir, **items)
-    return TaskModel(task=task, model=model, encoder=encoder, vocab_file=vocab_file,
-                     lower_case=lower_case, label_names=label_names)
+    return RestoredModel(head=head, model=model, encoder=encoder, vocab_file=vocab_file,
+                         lower_case=lower_case, label_names=label_names,
+                         max_seq_length=info.get("max_seq_length"))

@@ -1,0 +1,44 @@
+"""ExportOptions: every setting of an export, declared once (flags of tools/export_saved_model.py).
+
+Example:
+>>> options = ExportOptions(model_dir="/tmp/minilm", export_dir="/tmp/serving/minilm",
+...                         head="encoder")
+>>> export_saved_model(**dataclasses.asdict(options))  # doctest: +SKIP
+'/tmp/serving/minilm/1'
+"""
+
+import dataclasses
+
+from bert_tf.checkpoints.model_dir import HEADS
+from bert_tf.export.op_audit import DEFAULT_TF_SERVING_VERSION
+from bert_tf.options import option
+
+# TF Hub-interface exports (hub_modules.py) beside the model heads.
+HUB_INTERFACES = ("preprocessor", "hub_encoder")
+EXPORT_HEADS = HEADS + HUB_INTERFACES
+
+
+@dataclasses.dataclass
+class ExportOptions:
+    """What to export from which model directory, and where."""
+
+    model_dir: str = option(
+        None, "Model directory (bert_config.json, vocab.txt, checkpoint; model_info.json with "
+        "label_names, do_lower_case and max_seq_length).", required=True)
+    export_dir: str = option(
+        None, "TF Serving model base path; the export goes to <export_dir>/<version>/.",
+        required=True)
+    head: str = option(
+        None, "What serving_default computes: a head of the model directory (encoder: no "
+        "head, the pooled and sequence outputs) or a TF Hub interface (preprocessor, "
+        "hub_encoder).", choices=EXPORT_HEADS, required=True)
+    seq_length: int = option(
+        None, "Packed sequence length of serving_default (default: max_seq_length of "
+        "model_info.json, else 128; 384 for span_labeler).", lower_bound=3)
+    version: int = option(None, "Version folder (default: one above the highest).",
+                          lower_bound=1)
+    tf_serving_version: str = option(
+        DEFAULT_TF_SERVING_VERSION,
+        "Fail unless TF Serving of this release has every op of the export.")
+    text_pair: bool = option(False, "encoder/classifier: serving_default takes text_a and "
+                             "text_b instead of text.")
