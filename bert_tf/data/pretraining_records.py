@@ -14,7 +14,7 @@ them (see `beam_pipeline`):
   records alone.
 
 Example:
->>> keys = document_keys("ab" * 32, 2)
+>>> keys = document_keys("ab" * 16, 2)
 >>> keys
 ['abababababababababababababababab:0', 'abababababababababababababababab:1']
 >>> 0 <= bucket_of(keys[0], random_seed=1, num_buckets=3) < 3
