@@ -193,23 +193,15 @@ def run_training(trainer, train_dataset_fn, global_batch_size, num_train_steps, 
     last_saved = checkpoint.restore_latest()
     if last_saved is None and init_checkpoint:
         restore_init_checkpoint(init_checkpoint, checkpoint_items)
-    start = int(trainer.step.numpy())
+    start = step = int(trainer.step.numpy())
     iterator = iter(_distribute(strategy, train_dataset_fn, start))
-    chief = is_chief(strategy)
-    writers = {name: tf.summary.create_file_writer(os.path.join(output_dir, name))
-               if chief else tf.summary.create_noop_writer() for name in ("train", "eval")}
-
-    def write(name, step, values):
-        with writers[name].as_default(step=step):
-            for key, value in values.items():
-                tf.summary.write(key, tf.constant(value, tf.float32), metadata=_SCALAR_METADATA)
-
-    boundaries = [save_checkpoints_steps, eval_every_steps if eval_dataset_fn else None]
-    train_metrics, eval_metrics, step = {}, {}, start
+    scalars = _Scalars(output_dir, is_chief(strategy))
+    evaluate_every = eval_every_steps if eval_dataset_fn else None
+    train_metrics, eval_metrics = {}, {}
     started = time.perf_counter()
     while step < num_train_steps:
-        limit = min([num_train_steps] + [(step // b + 1) * b for b in boundaries if b])
-        count = min(steps_per_loop, limit - step)
+        count = _steps_to_next_stop(step, num_train_steps, steps_per_loop,
+                                    (save_checkpoints_steps, evaluate_every))
         loop_start = time.perf_counter()
         loss, sums, bad_step, done = trainer.loop_fn(iterator, tf.constant(count, tf.int32))
         if int(bad_step) >= 0:
@@ -218,27 +210,53 @@ def run_training(trainer, train_dataset_fn, global_batch_size, num_train_steps, 
         seconds = time.perf_counter() - loop_start
         learning_rate = float(current_learning_rate(trainer.optimizer))  # of the next step
         train_metrics = {"loss": float(loss), **_ratios(sums)}
-        write("train", step, {**train_metrics, "learning_rate": learning_rate})
+        scalars.write("train", step, {**train_metrics, "learning_rate": learning_rate})
         if progress_fn is not None:
             elapsed = time.perf_counter() - started
-            rate = int(done) * global_batch_size / seconds
             progress_fn(TrainProgress(
                 step=step, num_steps=num_train_steps, loss=float(loss), metrics=train_metrics,
-                learning_rate=learning_rate, sequences_per_second=rate,
+                learning_rate=learning_rate,
+                sequences_per_second=int(done) * global_batch_size / seconds,
                 eta_seconds=elapsed / (step - start) * (num_train_steps - step),
                 elapsed_seconds=elapsed))
         if step % save_checkpoints_steps == 0 or step == num_train_steps:
             last_saved = checkpoint.save() or last_saved
-        if eval_dataset_fn and eval_every_steps and step % eval_every_steps == 0 \
-                and step < num_train_steps:
-            eval_metrics = trainer.evaluate(eval_dataset_fn, max_eval_steps)
-            write("eval", step, eval_metrics)
-            logging.info("held-out at step %d: %s", step, " ".join(
-                f"{name}={value:.4f}" for name, value in eval_metrics.items()))
+        if evaluate_every and step % evaluate_every == 0 and step < num_train_steps:
+            eval_metrics = _evaluate(trainer, eval_dataset_fn, max_eval_steps, step, scalars)
     if eval_dataset_fn is not None:
-        eval_metrics = trainer.evaluate(eval_dataset_fn, max_eval_steps)
-        write("eval", step, eval_metrics)
-    for writer in writers.values():
-        writer.flush()
+        eval_metrics = _evaluate(trainer, eval_dataset_fn, max_eval_steps, step, scalars)
+    scalars.flush()
     return TrainResult(step=step, train_metrics=train_metrics, eval_metrics=eval_metrics,
                        checkpoint=last_saved)
+
+
+def _steps_to_next_stop(step, num_train_steps, steps_per_loop, intervals):
+    """Steps for the next loop call: at most `steps_per_loop`, never past a save or eval."""
+    limit = min([num_train_steps] + [(step // k + 1) * k for k in intervals if k])
+    return min(steps_per_loop, limit - step)
+
+
+def _evaluate(trainer, eval_dataset_fn, max_eval_steps, step, scalars):
+    metrics = trainer.evaluate(eval_dataset_fn, max_eval_steps)
+    scalars.write("eval", step, metrics)
+    logging.info("held-out at step %d: %s", step,
+                 " ".join(f"{name}={value:.4f}" for name, value in metrics.items()))
+    return metrics
+
+
+class _Scalars:
+    """TensorBoard scalars under `output_dir/train` and `output_dir/eval` (chief only)."""
+
+    def __init__(self, output_dir, chief):
+        self.writers = {name: tf.summary.create_file_writer(os.path.join(output_dir, name))
+                        if chief else tf.summary.create_noop_writer()
+                        for name in ("train", "eval")}
+
+    def write(self, name, step, values):
+        with self.writers[name].as_default(step=step):
+            for key, value in values.items():
+                tf.summary.write(key, tf.constant(value, tf.float32), metadata=_SCALAR_METADATA)
+
+    def flush(self):
+        for writer in self.writers.values():
+            writer.flush()
