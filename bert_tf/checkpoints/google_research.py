@@ -17,7 +17,7 @@ from absl import logging
 
 from bert_tf.checkpoints import weight_map
 from bert_tf.checkpoints.model_dir import (
-    CheckpointError, checkpoint_read_error, choose_lower_case, write_model_dir)
+    checkpoint_read_error, choose_lower_case, write_model_dir)
 from bert_tf.checkpoints.weight_map import LAYER, Rule
 from bert_tf.configs import BertConfig
 

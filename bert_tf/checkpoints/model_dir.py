@@ -197,3 +197,12 @@ def resolve_lower_case(model_dir, do_lower_case=None, flag="do_lower_case"):
     saved = read_model_info(model_dir).get("do_lower_case")
     return vocab_file, choose_lower_case(vocab_file, saved, os.path.join(model_dir, MODEL_INFO_NAME),
                                          do_lower_case, flag)
+
+
+__all__ = [
+    "CHECKPOINT_PREFIX", "CONFIG_NAME", "HEADS", "MODEL_INFO_NAME", "VOCAB_NAME",
+    "CheckpointError", "OutputExistsError", "checkpoint_read_error", "choose_lower_case",
+    "model_checkpoint_path", "read_config", "read_model_info", "refuse_existing",
+    "resolve_lower_case", "restore_model_dir", "vocab_path", "write_model_dir",
+    "write_model_info",
+]

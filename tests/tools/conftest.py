@@ -74,3 +74,11 @@ def nan_model_dir(tmp_path_factory):
     write_model_dir(model_dir, tiny_config(), vocab_file=TINY_VOCAB,
                     info={"head": "encoder", "do_lower_case": False}, encoder=encoder)
     return model_dir
+
+
+def assert_helpshort(name, *flag_names):
+    """`--helpshort` prints the tool's flags (absl then exits 1) and no traceback."""
+    result = run_tool(name, "--helpshort")
+    assert "Traceback" not in result.stderr, result.stderr[-3000:]
+    for flag_name in flag_names:
+        assert f"--{flag_name}" in result.stdout, result.stdout

@@ -1,0 +1,88 @@
+"""tools/convert_checkpoint.py as a user runs it: damaged, NaN and existing outputs refused."""
+
+import json
+import os
+import shutil
+
+import numpy as np
+import pytest
+from safetensors.numpy import load_file, save_file
+
+from tests.tools.conftest import assert_helpshort, assert_user_error, run_tool, snapshot
+
+pytestmark = pytest.mark.slow  # each case starts a TensorFlow process
+
+TINY_HF = os.path.join(os.path.dirname(os.path.dirname(__file__)), "testdata",
+                       "tiny_hf_pretraining")
+
+
+@pytest.fixture
+def hf_copy(tmp_path):
+    path = tmp_path / "hf"
+    shutil.copytree(TINY_HF, path)
+    return path
+
+
+def _convert(hf_dir, output_dir, *flags):
+    return run_tool("convert_checkpoint", "--from=huggingface", f"--input={hf_dir}",
+                    f"--output_dir={output_dir}", *flags)
+
+
+def test_helpshort():
+    assert_helpshort("convert_checkpoint", "from", "do_lower_case", "output_dir")
+
+
+def test_conversion_writes_model_info(hf_copy, tmp_path):
+    (hf_copy / "tokenizer_config.json").write_text('{"do_lower_case": true}')
+    result = _convert(hf_copy, tmp_path / "model")
+    assert result.returncode == 0, result.stderr[-3000:]
+    info = json.loads((tmp_path / "model" / "model_info.json").read_text())
+    assert info["head"] == "pretrainer" and info["do_lower_case"] is True
+
+
+def test_nan_tensor_is_refused_by_name(hf_copy, tmp_path):
+    tensors = load_file(str(hf_copy / "model.safetensors"))
+    name = sorted(key for key in tensors if key.endswith("pooler.dense.bias"))[0]
+    tensors[name] = np.full_like(tensors[name], np.nan)
+    save_file(tensors, str(hf_copy / "model.safetensors"), metadata={"format": "pt"})
+    assert_user_error(_convert(hf_copy, tmp_path / "model"), "pooler.dense.bias",
+                      "NaN or Inf", "nothing was converted")
+    assert not (tmp_path / "model").exists()
+
+
+def test_truncated_safetensors_names_the_file(hf_copy, tmp_path):
+    weights = hf_copy / "model.safetensors"
+    weights.write_bytes(weights.read_bytes()[:1000])
+    assert_user_error(_convert(hf_copy, tmp_path / "model"), str(weights))
+
+
+def test_existing_output_dir_is_refused_and_kept(hf_copy, tmp_path):
+    output = tmp_path / "model"
+    output.mkdir()
+    (output / "bert_config.json").write_text('{"precious": 1}')
+    before = snapshot(str(output))
+    assert_user_error(_convert(hf_copy, output), str(output), "already exists")
+    assert snapshot(str(output)) == before
+
+
+def test_casing_flag_contradicting_tokenizer_config(hf_copy, tmp_path):
+    (hf_copy / "tokenizer_config.json").write_text('{"do_lower_case": true}')
+    assert_user_error(_convert(hf_copy, tmp_path / "model", "--do_lower_case=false"),
+                      "--do_lower_case=False contradicts", "tokenizer_config.json")
+
+
+@pytest.mark.parametrize("flags, fragments", [
+    (["--from=onnx", "--input=x", "--output_dir=y"], ["--from"]),
+    (["--input=x", "--output_dir=y"], ["--from"]),
+    (["--from=huggingface", "--input=/no/such/folder", "--output_dir=y"], ["/no/such/folder"]),
+    (["--from=ours", "--to=huggingface", "--input=x", "--output_dir=y", "--do_lower_case"],
+     ["does not apply to --to=huggingface"]),
+])
+def test_bad_flags(flags, fragments):
+    assert_user_error(run_tool("convert_checkpoint", *flags), *fragments)
+
+
+def test_damaged_model_dir_to_huggingface(damaged_model_dir, tmp_path):
+    result = run_tool("convert_checkpoint", "--from=ours", "--to=huggingface",
+                      f"--input={damaged_model_dir}", f"--output_dir={tmp_path / 'hf'}")
+    assert_user_error(result, os.path.join(damaged_model_dir, "model.ckpt"), "damaged")
