@@ -35,8 +35,9 @@ def test_linex_index_is_the_input_line_and_output_is_json(tiny_model_dir, input_
 
 
 def _run(model_dir, input_file, output, *flags):
+    # The tiny model has 2 layers: google-research's default -1,-2,-3,-4 does not fit it.
     return run_tool("extract_features", f"--model_dir={model_dir}", f"--input_file={input_file}",
-                    f"--output_file={output}", *flags)
+                    f"--output_file={output}", "--layers=-1", "--max_seq_length=16", *flags)
 
 
 def test_existing_output_is_refused_and_kept(tiny_model_dir, input_file, tmp_path):
@@ -49,6 +50,7 @@ def test_existing_output_is_refused_and_kept(tiny_model_dir, input_file, tmp_pat
 
 @pytest.mark.parametrize("flags, fragments", [
     (["--layers=5"], ["--layers=5", "layers -2..1"]),
+    (["--layers=-1,-2,-3,-4"], ["--layers=-1,-2,-3,-4", "this 2-layer model"]),
     (["--layers=a"], ["--layers=a", "integers"]),
     (["--do_lower_case=true"], ["--do_lower_case=True contradicts", "model_info.json"]),
     (["--max_seq_length=1000"], ["--max_seq_length=1000", "max_position_embeddings (64)"]),
