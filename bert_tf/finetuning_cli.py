@@ -4,8 +4,8 @@
 Each entry point defines its task's own flags, then calls `run(build_adapter, check)`: the
 options are checked (bounds, model files, output folder, the task's files) before any data is
 read or anything is written; then the task's data is read, the resolved flags go to
-`output_dir/flags.txt`, the full log to `output_dir/log.txt`, and the console shows one line
-per training loop call and the results.
+`output_dir/flags.txt`, the full log to `output_dir/log.txt`; the console shows the log's
+messages (one line per training loop call) and the results.
 
 Example (an entry point):
 >>> from bert_tf import finetuning_cli
@@ -22,7 +22,7 @@ from absl import flags, logging  # noqa: E402
 
 from bert_tf.errors import UserError  # noqa: E402
 from bert_tf.options import OptionError  # noqa: E402
-from bert_tf.tasks.finetuning import run_finetuning  # noqa: E402
+from bert_tf.tasks.finetuning import check_run, run_finetuning  # noqa: E402
 from bert_tf.tasks.options import FinetuningOptions, check_finetuning_options  # noqa: E402
 
 FLAGS = flags.FLAGS
@@ -56,12 +56,12 @@ def require_files(paths):
                               f"no such file {path}.")
 
 
-def print_progress(progress):
-    """One console line per training loop call (a `bert_tf.training.TrainProgress`)."""
+def log_progress(progress):
+    """One log line per training loop call (a `bert_tf.training.TrainProgress`)."""
     metrics = " ".join(f"{k}={v:.4f}" for k, v in progress.metrics.items() if k != "loss")
-    print(f"step {progress.step}/{progress.num_steps} loss={progress.loss:.4f} {metrics} "
-          f"lr={progress.learning_rate:.3g} {progress.sequences_per_second:.1f} seq/s "
-          f"ETA {progress.eta_seconds:.0f}s", flush=True)
+    logging.info("step %d/%d loss=%.4f %s lr=%.3g %.1f seq/s ETA %.0fs", progress.step,
+                 progress.num_steps, progress.loss, metrics, progress.learning_rate,
+                 progress.sequences_per_second, progress.eta_seconds)
 
 
 def print_report(result):
@@ -100,9 +100,10 @@ def run(build_adapter, check=None):
         if check is not None:
             check(options)
         adapter = build_adapter(options)
+        check_run(adapter, options, *modes)
         _write_flags(options.output_dir)
         logging.set_verbosity(logging.INFO)
         cli.log_to_file(options.output_dir)
-        print_report(run_finetuning(adapter, options, *modes, progress_fn=print_progress))
+        print_report(run_finetuning(adapter, options, *modes, progress_fn=log_progress))
 
     cli.run(main)

@@ -50,6 +50,16 @@ def _schedule(options, adapter):
     return total, sorted(set(ends))
 
 
+def check_run(adapter, options, do_train=True, do_eval=True, do_predict=False):
+    """`check_finetuning_options`, then what needs the task's data: that training has data and
+    makes at least one step. Raises a `UserError` before anything is written."""
+    check_finetuning_options(options, do_train, do_eval, do_predict)
+    if do_train:
+        if adapter.train_batches is None:
+            raise FinetuningError("--do_train needs training data.")
+        _schedule(options, adapter)
+
+
 def load_finetuned(model_dir, adapter):
     """Builds the task model and restores encoder and head from a fine-tuned model directory.
 
@@ -81,11 +91,11 @@ def run_finetuning(adapter, options, do_train=True, do_eval=True, do_predict=Fal
 
     Args:
       adapter: the task's `TaskAdapter`.
-      options: `FinetuningOptions`, checked with `check_finetuning_options` first.
+      options: `FinetuningOptions`, checked with `check_run` first.
       do_train, do_eval, do_predict: what to run.
       progress_fn: called with a `bert_tf.training.TrainProgress` after every loop call.
     """
-    check_finetuning_options(options, do_train, do_eval, do_predict)
+    check_run(adapter, options, do_train, do_eval, do_predict)
     with policy_scope(options.dtype):
         keras.utils.set_random_seed(options.seed)
         tf.io.gfile.makedirs(options.output_dir)
@@ -109,8 +119,6 @@ def run_finetuning(adapter, options, do_train=True, do_eval=True, do_predict=Fal
 
 def _train(adapter, options, model_dir, do_eval, progress_fn):
     """Trains epoch by epoch; returns the history with each epoch's dev metrics."""
-    if adapter.train_batches is None:
-        raise FinetuningError("--do_train needs training data.")
     bert_config = options.bert_config()
     total, epoch_ends = _schedule(options, adapter)
     strategy = get_strategy(options.distribution_strategy)

@@ -1,4 +1,5 @@
-"""`TaskAdapter`: what one task gives the fine-tuning driver, and the inference helper adapters use."""
+"""`TaskAdapter`: what one task gives the fine-tuning driver; `predict_outputs`, which adapters
+share."""
 
 import dataclasses
 

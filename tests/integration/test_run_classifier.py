@@ -1,6 +1,12 @@
 """The real `run_classifier` entry point on GLUE-format files and a tiny model: train, eval,
-predict, kill mid-run and resume, and a bad-input run that exits with one clear line."""
+predict, kill mid-run and resume; and bad inputs, each refused with one line naming the flag,
+file or line, before any file is written.
 
+`run_entry`, `assert_user_error` and `snapshot` serve the other fine-tuning entry points'
+tests too.
+"""
+
+import hashlib
 import json
 import os
 import random
@@ -44,6 +50,43 @@ def _env():
     return dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2", CUDA_VISIBLE_DEVICES="")
 
 
+def run_entry(module, *args, timeout=200):
+    """Runs `python -m <module> args` as a user does; returns the CompletedProcess."""
+    return subprocess.run([sys.executable, "-m", module, *map(str, args)], env=_env(),
+                          capture_output=True, text=True, timeout=timeout)
+
+
+def snapshot(*roots):
+    """{path: sha256} of every file under `roots` (files or folders)."""
+    files = {}
+    for root in map(str, roots):
+        paths = [root] if os.path.isfile(root) else [
+            os.path.join(folder, name) for folder, _, names in os.walk(root) for name in names]
+        for path in paths:
+            with open(path, "rb") as f:
+                files[path] = hashlib.sha256(f.read()).hexdigest()
+    return files
+
+
+def assert_user_error(result, program, *fragments):
+    """Exit 1, no traceback, and one `program: error: ...` line holding every fragment."""
+    assert result.returncode == 1, result.stderr[-3000:]
+    assert "Traceback" not in result.stderr, result.stderr[-3000:]
+    lines = [line for line in result.stderr.splitlines() if f"{program}: error:" in line]
+    assert len(lines) == 1, result.stderr[-3000:]
+    for fragment in fragments:
+        assert fragment in lines[0], (fragment, lines[0])
+
+
+def assert_help(module, *flag_names):
+    """`--helpshort` lists the entry point's own flags and the shared ones, without a trace."""
+    result = run_entry(module, "--helpshort")
+    assert "Traceback" not in result.stderr, result.stderr[-3000:]
+    for name in ("--output_dir", "--model_dir", "--train_batch_size", "--do_train",
+                 *flag_names):
+        assert name in result.stdout, name
+
+
 @pytest.mark.slow
 def test_train_kill_resume_eval_predict(tiny_model_dir, tmp_path):
     _mrpc(tmp_path / "MRPC", rows=96, seed=0)
@@ -64,6 +107,7 @@ def test_train_kill_resume_eval_predict(tiny_model_dir, tmp_path):
     rerun = subprocess.run(command, env=_env(), capture_output=True, text=True, timeout=400)
     assert rerun.returncode == 0, rerun.stderr[-3000:]
     assert "Resumed from" in rerun.stderr and "at step 0" not in rerun.stderr
+    assert "Resumed from" in (output_dir / "log.txt").read_text()
     history = json.loads((output_dir / "eval_history.json").read_text())
     assert [entry["step"] for entry in history] == [12, 24]
     assert all(0.0 <= entry["metrics"]["f1"] <= 1.0 for entry in history)
@@ -84,5 +128,75 @@ def test_bad_label_exits_with_the_file_and_line(tiny_model_dir, tmp_path):
                                      "--do_train"), env=_env(), capture_output=True, text=True,
                             timeout=200)
     assert result.returncode != 0
-    assert f"run_classifier: {train}:10: label 'yes' is not in the label list" in result.stderr
+    assert f"run_classifier: error: {train}:10: label 'yes' is not in the label list" in \
+        result.stderr
     assert "Traceback" not in result.stderr
+    assert not (tmp_path / "out").exists()  # nothing is written before the data is read
+
+
+def test_helpshort():
+    assert_help("bert_tf.run_classifier", "--task_name", "--text_a_column", "--metrics")
+
+
+@pytest.mark.parametrize("extra, fragments", [
+    (["--train_batch_size=0"], ["--train_batch_size=0"]),
+    (["--learning_rate=0"], ["--learning_rate=0.0: must be greater than 0"]),
+    (["--max_seq_length=4096"], ["--max_seq_length=4096: must be at most the model's "
+                                 "max_position_embeddings=64"]),
+    (["--metrics=acc"], ["--metrics=acc: unknown ['acc']"]),
+])
+def test_bad_flags_are_named(tiny_model_dir, tmp_path, extra, fragments):
+    _mrpc(tmp_path / "MRPC", rows=8, seed=1)
+    before = snapshot(tmp_path, tiny_model_dir)
+    result = run_entry("bert_tf.run_classifier", *_command(
+        tmp_path / "MRPC", tiny_model_dir, tmp_path / "out", "--do_train", *extra)[3:])
+    if extra[0].startswith("--train_batch_size"):  # absl's own bound check, at parsing
+        assert result.returncode == 1 and "Traceback" not in result.stderr
+        assert "flag --train_batch_size=0: 0 is not a positive integer" in result.stderr
+    else:
+        assert_user_error(result, "run_classifier", *fragments)
+    assert snapshot(tmp_path, tiny_model_dir) == before
+
+
+def test_output_dir_in_the_model_dir_is_refused(tiny_model_dir, tmp_path):
+    """Nothing lost: the starting model is never overwritten, nor an unrelated folder."""
+    _mrpc(tmp_path / "MRPC", rows=8, seed=1)
+    (tmp_path / "mine").mkdir()
+    (tmp_path / "mine" / "notes.txt").write_text("keep me")
+    before = snapshot(tmp_path, tiny_model_dir)
+    for output_dir, message in ((tiny_model_dir, f"--output_dir={tiny_model_dir}: is (inside) "
+                                 f"--model_dir={tiny_model_dir}"),
+                                (tmp_path / "mine", "holds files of something other than a "
+                                 "fine-tuning run (notes.txt)")):
+        result = run_entry("bert_tf.run_classifier", *_command(
+            tmp_path / "MRPC", tiny_model_dir, output_dir, "--do_train")[3:])
+        assert_user_error(result, "run_classifier", message)
+    assert snapshot(tmp_path, tiny_model_dir) == before
+
+
+def test_tab_inside_a_text_names_the_line(tiny_model_dir, tmp_path):
+    _mrpc(tmp_path / "MRPC", rows=8, seed=1)
+    train = tmp_path / "MRPC" / "train.tsv"
+    train.write_text(train.read_text() + "1\t9\t9\tthe cat\tthe\tdog\n")
+    before = snapshot(tmp_path, tiny_model_dir)
+    result = run_entry("bert_tf.run_classifier", *_command(
+        tmp_path / "MRPC", tiny_model_dir, tmp_path / "out", "--do_train")[3:])
+    assert_user_error(result, "run_classifier", f"{train}:10: 6 fields, but the header has 5 "
+                      "(a tab inside a text?)")
+    assert snapshot(tmp_path, tiny_model_dir) == before
+
+
+def test_missing_inputs_are_named(tiny_model_dir, tmp_path):
+    _mrpc(tmp_path / "MRPC", rows=8, seed=1)
+    (tmp_path / "MRPC" / "dev.tsv").unlink()
+    before = snapshot(tmp_path, tiny_model_dir)
+    result = run_entry("bert_tf.run_classifier", *_command(
+        tmp_path / "MRPC", tiny_model_dir, tmp_path / "out", "--do_train", "--do_eval")[3:])
+    assert_user_error(result, "run_classifier",
+                      f"--data_dir={tmp_path / 'MRPC'}: no such file {tmp_path / 'MRPC'}/dev.tsv")
+    result = run_entry("bert_tf.run_classifier", *_command(
+        tmp_path / "MRPC", tiny_model_dir, tmp_path / "out")[3:])
+    assert_user_error(result, "run_classifier", "give at least one of --do_train, --do_eval, "
+                      "--do_predict")
+    assert snapshot(tmp_path, tiny_model_dir) == before
+    assert not (tmp_path / "out").exists()
