@@ -14,7 +14,7 @@ def test_helpshort_names_head_and_old_task_alias():
 
 
 @pytest.mark.parametrize("flags, fragments", [
-    ([], ["--head=None: is required"]),
+    ([], ["--head", "required"]),
     (["--head=ner"], ["--head"]),
     (["--task=classifier"], ["cannot be exported as --head=classifier", "holds encoder"]),
     (["--head=encoder", "--seq_length=1000"], ["seq_length must be in 3..64"]),
