@@ -47,17 +47,19 @@ def _tree_rss_kib(pid):
 
 def _run(command):
     """Runs `command`; returns (wall seconds, peak RSS of its process tree in MB)."""
-    start = time.perf_counter()
-    process = subprocess.Popen(command, cwd=_ROOT, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                               stderr=subprocess.PIPE, env=dict(os.environ, PYTHONPATH=_ROOT, TF_CPP_MIN_LOG_LEVEL="2"))
-    peak = 0
-    while process.poll() is None:
-        peak = max(peak, _tree_rss_kib(process.pid))
-        time.sleep(0.1)
-    seconds = time.perf_counter() - start
-    stderr = process.stderr.read().decode("utf-8", "replace")
-    if process.returncode:
-        raise RuntimeError(f"{command[:3]} failed ({process.returncode}): {stderr[-2000:]}")
+    # Logs go to a file: a pipe that nobody reads while the command runs would fill and block it.
+    with tempfile.TemporaryFile() as log:
+        start = time.perf_counter()
+        process = subprocess.Popen(command, cwd=_ROOT, stdin=subprocess.DEVNULL, stdout=log, stderr=log,
+                                   env=dict(os.environ, PYTHONPATH=_ROOT, TF_CPP_MIN_LOG_LEVEL="2"))
+        peak = 0
+        while process.poll() is None:
+            peak = max(peak, _tree_rss_kib(process.pid))
+            time.sleep(0.1)
+        seconds = time.perf_counter() - start
+        if process.returncode:
+            log.seek(0)
+            raise RuntimeError(f"{command[:3]} failed ({process.returncode}): {log.read()[-2000:].decode('utf-8', 'replace')}")
     return seconds, peak / 1024
 
 
