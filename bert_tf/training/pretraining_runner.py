@@ -178,10 +178,9 @@ def _train_and_write(run, progress_fn):
     model_dir = options.output_dir
     if is_chief(strategy):
         write_model_dir(model_dir, config, vocab_file=options.vocab_file,
-                        info={"task": "pretraining", "step": result.step,
-                              "objective": options.objective,
-                              "do_lower_case": options.do_lower_case,
-                              "max_seq_length": options.max_seq_length},
+                        info={"head": "pretrainer", "do_lower_case": options.do_lower_case,
+                              "max_seq_length": options.max_seq_length, "step": result.step,
+                              "objective": options.objective},
                         **model.checkpoint_items())
     return {"step": result.step, "train": result.train_metrics, "eval": eval_metrics,
             "model_dir": model_dir}
