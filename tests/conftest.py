@@ -21,12 +21,19 @@ def pytest_configure(config):
 
 
 @pytest.fixture(autouse=True)
-def _seed_and_float32_policy():
-    """Every test starts seeded and in float32, whatever the previous test set."""
+def _seed_and_check_float32_policy():
+    """Every test starts seeded; one that leaves a dtype policy other than float32 fails.
+
+    Code sets a policy with `bert_tf.dtype_policy.policy_scope`, which restores it. A leak is
+    put back after failing, so only the test that leaked fails.
+    """
     keras.utils.set_random_seed(0)
-    keras.mixed_precision.set_global_policy("float32")
     yield
-    keras.mixed_precision.set_global_policy("float32")
+    leaked = keras.mixed_precision.global_policy().name
+    if leaked != "float32":
+        keras.mixed_precision.set_global_policy("float32")
+        pytest.fail(f"The test left the global Keras dtype policy at {leaked!r}; "
+                    "set it with bert_tf.dtype_policy.policy_scope.")
 
 
 @pytest.fixture(scope="session")

@@ -1,5 +1,8 @@
 import numpy as np
+import tensorflow as tf
+
 from bert_tf.layers.attention import MultiHeadSelfAttention
+from tests.harness import run_harness
 
 
 def numpy_attention(layer, x, mask, causal=False):
@@ -65,3 +68,9 @@ def test_config_round_trip():
     layer = MultiHeadSelfAttention(num_heads=3, head_size=4, dropout_rate=0.2, causal=True)
     clone = MultiHeadSelfAttention.from_config(layer.get_config())
     assert (clone.num_heads, clone.head_size, clone.dropout_rate, clone.causal) == (3, 4, 0.2, True)
+
+
+def test_harness(tmp_path):
+    x, mask = _inputs()
+    build = lambda: MultiHeadSelfAttention(num_heads=3, head_size=4, dropout_rate=0.2)
+    run_harness(build, (tf.constant(x), tf.constant(mask)), (2, 5, 12), tmp_path)

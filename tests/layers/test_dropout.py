@@ -6,6 +6,7 @@ import pytest
 import tensorflow as tf
 
 from bert_tf.layers.dropout import Dropout
+from tests.harness import run_harness
 
 
 @pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
@@ -56,3 +57,9 @@ def test_same_seed_same_masks_and_config_round_trip():
     np.testing.assert_array_equal(a(x, training=True), b(x, training=True))
     clone = Dropout.from_config(a.get_config())
     assert clone.rate == 0.2 and clone.seed == 7
+
+
+@pytest.mark.filterwarnings("ignore:The model does not have any trainable weights")
+def test_harness(tmp_path):
+    x = tf.random.normal([3, 5, 7])
+    run_harness(lambda: Dropout(0.3, seed=5), (x,), (3, 5, 7), tmp_path)

@@ -3,8 +3,17 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
+from bert_tf.dtype_policy import policy_scope
 from bert_tf.models import BertEncoder
+from tests.harness import run_harness
 from tests.models.conftest import TINY, encoder_batch
+
+
+def test_harness(tmp_path):
+    hidden = (3, 7, TINY.hidden_size)
+    expected = {"sequence_output": hidden, "pooled_output": (3, TINY.hidden_size),
+                "encoder_outputs": [hidden] * TINY.num_hidden_layers}
+    run_harness(lambda: BertEncoder(TINY), encoder_batch(), expected, tmp_path)
 
 
 def test_output_names_and_shapes():
@@ -63,8 +72,8 @@ def test_mixed_precision_shapes_dtypes_and_values(policy):
     float32_encoder = BertEncoder(TINY)
     batch = encoder_batch()
     expected = float32_encoder(batch)["sequence_output"].numpy()
-    keras.mixed_precision.set_global_policy(policy)
-    encoder = BertEncoder(TINY)
+    with policy_scope(policy):
+        encoder = BertEncoder(TINY)
     encoder.set_weights(float32_encoder.get_weights())
     assert all(w.dtype == "float32" for w in encoder.weights)  # variables stay float32
     outputs = encoder(batch)

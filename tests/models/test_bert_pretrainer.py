@@ -1,0 +1,55 @@
+"""BertPretrainer: tied masked-LM logits, the NSP head, the objective ablations; the harness."""
+
+import keras
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from bert_tf.models import BertEncoder, BertPretrainer
+from bert_tf.models.bert_pretrainer import build_pretrainer
+from tests.harness import run_harness
+from tests.models.conftest import TINY, encoder_batch
+
+POSITIONS = tf.constant([[1, 2], [0, 3], [4, 4]])
+
+CASES = {
+    "pretrainer": (lambda e: BertPretrainer(e),
+                   {"mlm_logits": (3, 2, TINY.vocab_size), "nsp_logits": (3, 2)}, ()),
+    "mlm_only": (lambda e: BertPretrainer(e, use_next_sentence=False),
+                 {"mlm_logits": (3, 2, TINY.vocab_size)}, ("pooler/",)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_harness(name, tmp_path):
+    build, expected, untrained = CASES[name]
+    inputs = dict(encoder_batch(), masked_lm_positions=POSITIONS)
+    run_harness(lambda: build(BertEncoder(TINY)), inputs, expected, tmp_path,
+                float32_outputs=True, untrained=untrained)
+
+
+def test_masked_lm_logits_use_tied_embeddings():
+    pretrainer = BertPretrainer(BertEncoder(TINY))
+    batch = dict(encoder_batch(), masked_lm_positions=POSITIONS)
+    logits = pretrainer(batch)["mlm_logits"].numpy()
+    head = pretrainer.masked_lm
+    sequence = pretrainer.encoder(batch)["sequence_output"].numpy()
+    gathered = np.take_along_axis(sequence, POSITIONS.numpy()[..., None], axis=1)
+    kernel, bias = (w.numpy() for w in head.transform.weights)
+    hidden = keras.activations.gelu(gathered @ kernel + bias, approximate=False).numpy()
+    gamma, beta = (w.numpy() for w in head.layer_norm.weights)
+    mean, var = hidden.mean(-1, keepdims=True), hidden.var(-1, keepdims=True)
+    hidden = (hidden - mean) / np.sqrt(var + TINY.layer_norm_eps) * gamma + beta
+    table = pretrainer.encoder.embeddings.word_embeddings.embeddings.numpy()
+    np.testing.assert_allclose(logits, hidden @ table.T + head.output_bias.numpy(), atol=1e-5)
+
+
+@pytest.mark.parametrize("kwargs, causal, heads", [
+    ({}, False, ["encoder", "masked_lm", "next_sentence"]),
+    ({"use_next_sentence": False}, False, ["encoder", "masked_lm"]),
+    ({"left_to_right": True}, True, ["encoder", "masked_lm"]),
+])
+def test_build_pretrainer_objectives(kwargs, causal, heads):
+    pretrainer = build_pretrainer(TINY, **kwargs)
+    assert pretrainer.encoder.causal_attention is causal
+    assert sorted(pretrainer.checkpoint_items()) == heads

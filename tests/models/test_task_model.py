@@ -1,0 +1,30 @@
+"""BertTaskModel, the base of the task models: the encoder is held, not copied."""
+
+import keras
+import pytest
+
+from bert_tf.models import BertClassifier, BertEncoder, BertTokenClassifier
+from bert_tf.models.task_model import BertTaskModel, dropout_and_dense
+from tests.models.conftest import TINY
+
+
+def test_task_model_shares_the_encoder_instance():
+    encoder = BertEncoder(TINY)
+    classifier = BertClassifier(encoder, num_classes=2)
+    tagger = BertTokenClassifier(encoder, num_classes=3)
+    assert classifier.encoder is encoder and tagger.encoder is encoder
+    assert classifier.checkpoint_items()["encoder"] is encoder
+
+
+def test_head_dropout_defaults_to_the_encoder_hidden_dropout():
+    encoder = BertEncoder(TINY)
+    dropout, dense = dropout_and_dense(encoder, 3, None, name="logits")
+    assert dropout.rate == TINY.hidden_dropout_prob
+    assert dropout_and_dense(encoder, 3, 0.25, name="logits")[0].rate == 0.25
+    assert dense.units == 3 and dense.dtype_policy.name == "float32"
+
+
+def test_a_non_encoder_is_refused():
+    inputs = keras.Input((3,))
+    with pytest.raises(TypeError, match="BertEncoder.*received Dense"):
+        BertTaskModel(keras.layers.Dense(3), inputs=inputs, outputs=inputs)
