@@ -13,6 +13,8 @@ from absl import app
 from absl import flags
 from absl import logging
 
+from bert_tf import errors
+
 from bert_tf.tokenization import vocab_learner
 
 flags.DEFINE_string("input_file", None, "Input text: comma-separated globs, one text per line (.gz, gs:// ok).")
@@ -38,7 +40,7 @@ def main(argv):
         vocab = beam_vocab.learn_vocab(FLAGS.input_file, FLAGS.counts_file or f"{FLAGS.output_file}.counts.tsv",
                                        FLAGS.vocab_size, lower_case=FLAGS.do_lower_case, num_unused=FLAGS.num_unused,
                                        beam_pipeline_options=FLAGS.beam_pipeline_options)
-    except (ValueError, ImportError) as error:  # No files, no words, no Beam: a message, not a stack trace.
+    except (ValueError, errors.UserError) as error:  # No files, no words, no Beam: a message, not a stack trace.
         logging.error("%s", error)
         raise SystemExit(1)
     vocab_learner.write_vocab(vocab, FLAGS.output_file)

@@ -20,6 +20,8 @@ from absl import app
 from absl import flags
 from absl import logging
 
+from bert_tf import errors
+
 from bert_tf.data import create_pretraining_data as lib
 
 _DEFAULTS = lib.Options(vocab_file="")
@@ -61,7 +63,7 @@ def main(argv):
         lib.create_pretraining_data(FLAGS.input_file, FLAGS.output_file, options,
                                     num_output_shards=FLAGS.num_output_shards,
                                     beam_pipeline_options=FLAGS.beam_pipeline_options)
-    except (ValueError, ImportError) as error:  # Bad input, bad flags, no Beam: a message, not a stack trace.
+    except (ValueError, errors.UserError) as error:  # Bad input, bad flags, no Beam: a message, not a stack trace.
         logging.error("%s", error)
         raise SystemExit(1)
 

@@ -9,22 +9,13 @@ without it. Pipeline options use the flag format of `tfds build
 
 import re
 
+from bert_tf import errors
 from bert_tf.data import document_reader
 
 
-class BeamNotInstalledError(ImportError):
-    """apache_beam is missing; the message names the extra that installs it."""
-
-
 def import_beam():
-    """Returns the `apache_beam` module, or raises naming the extra to install."""
-    try:
-        import apache_beam  # pylint: disable=import-outside-toplevel
-    except ImportError as error:
-        raise BeamNotInstalledError(
-            f"the data pipelines run on Apache Beam, which is not installed ({error}): "
-            "pip install 'bert_tf[beam]'") from error
-    return apache_beam
+    """Returns the `apache_beam` module, or raises `MissingExtraError` naming the `beam` extra."""
+    return errors.require_extra("apache_beam", extra="beam")
 
 
 def pipeline_options(spec=None):

@@ -126,7 +126,7 @@ def create_pretraining_data(input_patterns, output_file, options, num_output_sha
     Raises:
       document_reader.InputError: for unusable input files.
       ValueError: for bad options or an output path that exists or cannot be written.
-      beam_options.BeamNotInstalledError: without apache_beam.
+      bert_tf.errors.MissingExtraError: without apache_beam.
     """
     check_options(options)
     instance_builder(options, vocab_lib.load_vocab(options.vocab_file))

@@ -7,7 +7,7 @@ import pytest
 import tensorflow as tf
 
 from tests.data.conftest import HELDOUT, VOCAB
-from bert_tf.data import beam_options
+from bert_tf import errors
 from bert_tf.data import beam_pipeline
 from bert_tf.data import create_pretraining_data as cpd
 from bert_tf.data import document_reader
@@ -97,5 +97,5 @@ def test_small_buckets_are_refused():
 
 def test_without_beam_the_error_names_the_extra(tmp_path, monkeypatch):
     monkeypatch.setitem(sys.modules, "apache_beam", None)  # `import apache_beam` now fails.
-    with pytest.raises(beam_options.BeamNotInstalledError, match=r"pip install 'bert_tf\[beam\]'"):
+    with pytest.raises(errors.MissingExtraError, match=r"pip install 'bert_tf\[beam\]'"):
         cpd.create_pretraining_data(HELDOUT, str(tmp_path / "r"), _OPTIONS)
