@@ -13,6 +13,7 @@ Example (an entry point):
 >>> finetuning_cli.run(build_adapter, check=check_task_flags)         # doctest: +SKIP
 """
 
+import dataclasses
 import os
 
 from bert_tf import cli  # first: it quiets TensorFlow before TensorFlow loads
@@ -32,10 +33,15 @@ FLAGS_FILE = "flags.txt"
 def define_flags(defaults=None):
     """Defines the `FinetuningOptions` flags plus --data_dir and --do_train/--do_eval/--do_predict.
 
+    The entry point calls `flags.adopt_module_key_flags(finetuning_cli)` so that --helpshort
+    lists them.
+
     Args:
       defaults: {flag: value} for this entry point (run_squad: max_seq_length 384).
     """
     cli.define_flags(FinetuningOptions, defaults=defaults)
+    for field in dataclasses.fields(FinetuningOptions):
+        flags.declare_key_flag(field.name)  # listed by --helpshort with the entry point's own
     flags.DEFINE_string("data_dir", None, "Folder with the task's files.")
     flags.DEFINE_bool("do_train", False, "Fine-tune on the training set.")
     flags.DEFINE_bool("do_eval", False, "Evaluate on the dev set after every epoch and at the end.")

@@ -24,6 +24,7 @@ from bert_tf.tasks.adapters import classifier_adapter  # noqa: E402
 from bert_tf.tokenization.bert_preprocessor import BertPreprocessor  # noqa: E402
 
 finetuning_cli.define_flags()
+flags.adopt_module_key_flags(finetuning_cli)
 flags.DEFINE_string("task_name", None, "A GLUE task, or a name for a table task.",
                     required=True)
 flags.DEFINE_string("tfds_data_dir", None, "Read GLUE from this prepared TFDS data_dir instead.")

@@ -19,6 +19,7 @@ from bert_tf.tasks.adapters import choice_adapter  # noqa: E402
 from bert_tf.tokenization.bert_preprocessor import BertPreprocessor  # noqa: E402
 
 finetuning_cli.define_flags()
+flags.adopt_module_key_flags(finetuning_cli)
 flags.DEFINE_string("train_file", None, "Training CSV (default: data_dir/train.csv).")
 flags.DEFINE_string("dev_file", None, "Dev CSV (default: data_dir/val.csv).")
 flags.DEFINE_string("test_file", None, "Test CSV without labels (default: data_dir/test.csv).")

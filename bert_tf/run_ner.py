@@ -22,6 +22,7 @@ from bert_tf.tasks.adapters import tagger_adapter  # noqa: E402
 from bert_tf.tokenization.bert_tokenizer import BertTokenizer  # noqa: E402
 
 finetuning_cli.define_flags()
+flags.adopt_module_key_flags(finetuning_cli)
 flags.DEFINE_string("train_file", None, "Training file (default: data_dir/train.txt).")
 flags.DEFINE_string("dev_file", None, "Dev file (default: data_dir/dev.txt).")
 flags.DEFINE_string("test_file", None, "Test file (default: data_dir/test.txt).")

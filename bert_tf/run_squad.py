@@ -21,6 +21,7 @@ from bert_tf.tasks.adapters import squad_adapter  # noqa: E402
 from bert_tf.tokenization.bert_tokenizer import BertTokenizer  # noqa: E402
 
 finetuning_cli.define_flags(defaults={"max_seq_length": 384})
+flags.adopt_module_key_flags(finetuning_cli)
 flags.DEFINE_string("train_file", None, "SQuAD JSON for training (train-v1.1.json).")
 flags.DEFINE_string("predict_file", None, "SQuAD JSON to evaluate / predict (dev-v1.1.json).")
 flags.DEFINE_string("tfds_data_dir", None, "Read a prepared TFDS squad from here instead.")
