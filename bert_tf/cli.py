@@ -53,22 +53,29 @@ EXIT_USER_ERROR = 1
 EXIT_INTERRUPTED = 130
 LOG_FILE = "log.txt"
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
+_HELP_FLAGS = ("--help", "--helpshort", "--helpfull", "--helpxml", "-h", "-?")
 
 
-def define_flags(options_cls, flag_values=FLAGS, defaults=None):
+def define_flags(options_cls, flag_values=FLAGS, defaults=None, module_name=None):
     """Defines one absl flag per field of `options_cls` (help, choices and bounds included).
 
     Args:
       options_cls: a dataclass whose fields were declared with `bert_tf.options.option`.
       flag_values: where to define them (tests pass a fresh `flags.FlagValues()`).
       defaults: {name: value} overriding the dataclass default for this entry point.
+      module_name: the module the flags belong to, for `--helpshort`: the caller's by
+        default (absl would otherwise file them under this module and not list them).
     """
     defaults = defaults or {}
+    module_name = module_name or sys._getframe(1).f_globals["__name__"]
+    if module_name == "__main__":  # absl files the main module's flags under its path
+        module_name = sys.argv[0]
     for field in dataclasses.fields(options_cls):
         meta = field.metadata
         default = defaults.get(field.name, field.default)
         default = None if default is dataclasses.MISSING else default
-        kwargs = dict(name=field.name, default=default, help=meta["help"], flag_values=flag_values)
+        kwargs = dict(name=field.name, default=default, help=meta["help"], flag_values=flag_values,
+                      module_name=module_name)
         if meta.get("choices"):
             flags.DEFINE_enum(enum_values=list(meta["choices"]), **kwargs)
         elif field.type is bool:
@@ -116,6 +123,18 @@ def log_to_file(output_dir):
     logging.get_absl_handler().addFilter(console)
 
 
+def log_progress(progress):
+    """One console line per training loop call: step, loss, accuracies, lr, speed, ETA.
+
+    Args:
+      progress: a `bert_tf.training.train_loop.TrainProgress`.
+    """
+    metrics = " ".join(f"{k}={v:.4f}" for k, v in progress.metrics.items() if k != "loss")
+    logging.info("step %d/%d loss=%.4f %s lr=%.3g %.1f seq/s ETA %.0fs", progress.step,
+                 progress.num_steps, progress.loss, metrics, progress.learning_rate,
+                 progress.sequences_per_second, progress.eta_seconds)
+
+
 def report_error(program, error):
     """Prints a user error as one line on stderr (and into the run's log file, if any)."""
     message = " ".join(str(error).split("\n")[0].split()) or type(error).__name__
@@ -146,5 +165,17 @@ def run(main, program=None):
                   "checkpoint.", file=sys.stderr, flush=True)
             sys.exit(EXIT_INTERRUPTED)
 
+    def parse_flags(argv):
+        try:
+            return FLAGS(argv)
+        except flags.Error as error:  # e.g. a value below the flag's bound
+            report_error(program, error)
+            sys.exit(EXIT_USER_ERROR)
+
     FLAGS.set_default("verbosity", logging.INFO)  # progress lines; --verbosity=-1 hides them
-    app.run(guarded_main)
+    try:
+        app.run(guarded_main, flags_parser=parse_flags)
+    except SystemExit as stop:
+        if stop.code == 1 and any(arg.split("=")[0] in _HELP_FLAGS for arg in sys.argv[1:]):
+            sys.exit(0)  # absl exits 1 after printing the help a user asked for
+        raise

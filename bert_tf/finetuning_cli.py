@@ -13,7 +13,6 @@ Example (an entry point):
 >>> finetuning_cli.run(build_adapter, check=check_task_flags)         # doctest: +SKIP
 """
 
-import dataclasses
 import os
 
 from bert_tf import cli  # first: it quiets TensorFlow before TensorFlow loads
@@ -40,8 +39,6 @@ def define_flags(defaults=None):
       defaults: {flag: value} for this entry point (run_squad: max_seq_length 384).
     """
     cli.define_flags(FinetuningOptions, defaults=defaults)
-    for field in dataclasses.fields(FinetuningOptions):
-        flags.declare_key_flag(field.name)  # listed by --helpshort with the entry point's own
     flags.DEFINE_string("data_dir", None, "Folder with the task's files.")
     flags.DEFINE_bool("do_train", False, "Fine-tune on the training set.")
     flags.DEFINE_bool("do_eval", False, "Evaluate on the dev set after every epoch and at the end.")
@@ -60,14 +57,6 @@ def require_files(paths):
         if not tf.io.gfile.exists(path) or tf.io.gfile.isdir(path):
             raise OptionError(flag, value, "no such file." if path == value else
                               f"no such file {path}.")
-
-
-def log_progress(progress):
-    """One log line per training loop call (a `bert_tf.training.TrainProgress`)."""
-    metrics = " ".join(f"{k}={v:.4f}" for k, v in progress.metrics.items() if k != "loss")
-    logging.info("step %d/%d loss=%.4f %s lr=%.3g %.1f seq/s ETA %.0fs", progress.step,
-                 progress.num_steps, progress.loss, metrics, progress.learning_rate,
-                 progress.sequences_per_second, progress.eta_seconds)
 
 
 def print_report(result):
@@ -110,6 +99,6 @@ def run(build_adapter, check=None):
         _write_flags(options.output_dir)
         logging.set_verbosity(logging.INFO)
         cli.log_to_file(options.output_dir)
-        print_report(run_finetuning(adapter, options, *modes, progress_fn=log_progress))
+        print_report(run_finetuning(adapter, options, *modes, progress_fn=cli.log_progress))
 
     cli.run(main)

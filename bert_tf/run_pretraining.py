@@ -17,19 +17,11 @@ from bert_tf.training.pretraining_runner import pretrain, prepare_pretraining  #
 cli.define_flags(PretrainingOptions)
 
 
-def log_progress(progress):
-    """One console line per loop call: step, loss, accuracies, learning rate, speed, ETA."""
-    metrics = " ".join(f"{k}={v:.4f}" for k, v in progress.metrics.items() if k != "loss")
-    logging.info("step %d/%d loss=%.4f %s lr=%.3g %.1f seq/s ETA %.0fs", progress.step,
-                 progress.num_steps, progress.loss, metrics, progress.learning_rate,
-                 progress.sequences_per_second, progress.eta_seconds)
-
-
 def main(argv):
     del argv
     run = prepare_pretraining(cli.options_from_flags(PretrainingOptions))
     cli.log_to_file(run.options.output_dir)
-    result = pretrain(run, progress_fn=log_progress)
+    result = pretrain(run, progress_fn=cli.log_progress)
     for line in pretraining_summary(result, run.options):
         logging.info("%s", line)
 

@@ -76,7 +76,7 @@ def classifier_adapter(task, preprocessor, train=None, dev=None, test=None, batc
                                                    seed=seed, skip_batches=skip))
 
     return TaskAdapter(
-        info={"task": "classifier", "task_name": task.name,
+        info={"head": "classifier", "task_name": task.name,
               "label_names": None if task.regression else list(task.label_names)},
         build_model=lambda encoder: BertClassifier(encoder, task.num_outputs),
         loss_fn=_regression_loss if task.regression else _accuracy_loss,
@@ -126,7 +126,7 @@ def squad_adapter(train_features=None, eval_set=None, predict_set=None, version_
                                                     seed=seed, skip_batches=skip))
 
     return TaskAdapter(
-        info={"task": "span_labeler", "task_name": "squad_v2" if version_2 else "squad_v1.1"},
+        info={"head": "span_labeler", "task_name": "squad_v2" if version_2 else "squad_v1.1"},
         build_model=BertSpanLabeler, loss_fn=_span_loss,
         train_batches=train_batches if train_features is not None else None,
         num_train_examples=len(train_features) if train_features is not None else 0,
@@ -176,7 +176,7 @@ def tagger_adapter(label_names, train=None, dev=None, test=None, batch_size=32, 
                                            skip_batches=skip))
 
     return TaskAdapter(
-        info={"task": "token_classifier", "label_names": list(label_names)},
+        info={"head": "token_classifier", "label_names": list(label_names)},
         build_model=lambda encoder: BertTokenClassifier(encoder, len(label_names)),
         loss_fn=_tagging_loss,
         train_batches=train_batches if train is not None else None,
@@ -206,7 +206,7 @@ def choice_adapter(preprocessor, train=None, dev=None, test=None, batch_size=32,
                                           skip_batches=skip))
 
     return TaskAdapter(
-        info={"task": "multiple_choice", "num_choices": num_choices},
+        info={"head": "multiple_choice", "num_choices": num_choices},
         build_model=lambda encoder: BertMultipleChoice(encoder, num_choices),
         loss_fn=_accuracy_loss,
         train_batches=train_batches if train is not None else None,

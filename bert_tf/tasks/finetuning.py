@@ -68,10 +68,10 @@ def load_finetuned(model_dir, adapter):
         only), or its label names differ from the task's.
     """
     info = read_model_info(model_dir)
-    if info.get("task") != adapter.info["task"]:
+    if info.get("head") != adapter.info["head"]:
         raise FinetuningError(
-            f"Model directory {model_dir} holds no fine-tuned {adapter.info['task']} head (its "
-            f"model_info.json says task={info.get('task')!r}); fine-tune it first with "
+            f"Model directory {model_dir} holds no fine-tuned {adapter.info['head']} head (its "
+            f"model_info.json says head={info.get('head')!r}); fine-tune it first with "
             "--do_train.")
     expected = adapter.info.get("label_names")
     if expected is not None and info.get("label_names") != list(expected):

@@ -171,4 +171,5 @@ def _check_output_dir(options, do_train):
 def _has_finetuned_model(options):
     if tf.io.gfile.exists(os.path.join(options.output_dir, MODEL_SUBDIR)):
         return True
-    return bool(options.model_dir and read_model_info(options.model_dir).get("task"))
+    head = options.model_dir and read_model_info(options.model_dir).get("head")
+    return head not in (None, "", "encoder", "pretrainer")

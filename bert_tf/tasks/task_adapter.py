@@ -14,7 +14,7 @@ class TaskAdapter:
     """What one task gives the driver (`bert_tf.tasks.finetuning.run_finetuning`).
 
     Attributes:
-      info: JSON extras for the model directory, e.g. `{"task": "classifier",
+      info: JSON extras for the model directory, e.g. `{"head": "classifier",
         "task_name": "mrpc", "label_names": [...]}`.
       build_model: `encoder -> BertTaskModel`.
       loss_fn: `global_batch_size -> loss_fn(batch, outputs) -> (loss, metrics)` for the loop.
@@ -26,7 +26,7 @@ class TaskAdapter:
       predict: `(model, output_dir) -> list of written files`, or None.
 
     Example:
-    >>> adapter = TaskAdapter(info={"task": "classifier"}, build_model=build, loss_fn=loss)
+    >>> adapter = TaskAdapter(info={"head": "classifier"}, build_model=build, loss_fn=loss)
     """
 
     info: dict

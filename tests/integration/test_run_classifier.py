@@ -112,7 +112,7 @@ def test_train_kill_resume_eval_predict(tiny_model_dir, tmp_path):
     assert [entry["step"] for entry in history] == [12, 24]
     assert all(0.0 <= entry["metrics"]["f1"] <= 1.0 for entry in history)
     info = read_model_info(str(output_dir / "model"))
-    assert info["task"] == "classifier" and info["label_names"] == ["0", "1"]
+    assert info["head"] == "classifier" and info["label_names"] == ["0", "1"]
     assert info["step"] in (12, 24)
     submission = (output_dir / "MRPC.tsv").read_text().splitlines()
     assert submission[0] == "index\tprediction" and len(submission) == 3

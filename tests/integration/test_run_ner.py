@@ -30,7 +30,7 @@ def test_train_eval_predict(tiny_model_dir, tmp_path):
     lines = (output_dir / "test_predictions.txt").read_text().split("\n")
     assert lines[0].split()[:2] == ["EU", "B-ORG"] and lines[4] == ""
     info = read_model_info(str(output_dir / "model"))
-    assert info["task"] == "token_classifier" and info["label_names"][0] == "O"
+    assert info["head"] == "token_classifier" and info["label_names"][0] == "O"
     assert "--do_train" in (output_dir / "flags.txt").read_text()
 
 

@@ -155,3 +155,9 @@ def test_rerun_with_other_settings_touches_nothing_and_same_settings_resume(tmp_
     assert _snapshot(output_dir) == before
     longer_eval = _run(tmp_path, *_flags(inputs, output_dir=output_dir, steps_per_loop=1))
     assert longer_eval.returncode == 0, longer_eval.stderr[-3000:]
+
+
+def test_helpshort_lists_the_run_flags_and_exits_zero(tmp_path):
+    result = _run(tmp_path, "--helpshort")
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert "--train_batch_size" in result.stdout and "--num_train_steps" in result.stdout

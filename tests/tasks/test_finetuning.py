@@ -28,7 +28,7 @@ def test_model_dir_without_a_head_is_a_clear_error(tmp_path):
 
 def test_label_names_must_match_the_fine_tuned_head(tmp_path):
     model = BertClassifier(BertEncoder(CONFIG), num_classes=2)
-    write_model_dir(str(tmp_path), CONFIG, info={"task": "classifier", "label_names": ["0", "1"]},
+    write_model_dir(str(tmp_path), CONFIG, info={"head": "classifier", "label_names": ["0", "1"]},
                     **model.checkpoint_items())
     with pytest.raises(finetuning.FinetuningError, match=r"fine-tuned with labels \['0', '1'\]"):
         finetuning.load_finetuned(str(tmp_path), classifier_adapter(glue_task("rte"), None))
@@ -51,7 +51,7 @@ def test_a_failed_run_restores_the_dtype_policy(tmp_path):
     (tmp_path / "vocab.txt").write_text("[PAD]\n[UNK]\n[CLS]\n[SEP]\n")
     write_model_dir(str(tmp_path / "m"), CONFIG, str(tmp_path / "vocab.txt"),
                     encoder=BertEncoder(CONFIG))
-    adapter = TaskAdapter(info={"task": "classifier"}, build_model=None, loss_fn=None)
+    adapter = TaskAdapter(info={"head": "classifier"}, build_model=None, loss_fn=None)
     options = FinetuningOptions(output_dir=str(tmp_path / "out"), model_dir=str(tmp_path / "m"),
                                 dtype="mixed_bfloat16", max_seq_length=8)
     before = keras.mixed_precision.global_policy().name
