@@ -22,10 +22,13 @@ class BertClassifier(BertTaskModel):
     >>> classifier.compile(optimizer="adam", loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))  # doctest: +SKIP
     """
 
+    # The encoder output the head reads; BertTokenClassifier reads every token's instead.
+    encoder_output = "pooled_output"
+
     def __init__(self, encoder, num_classes, dropout_rate=None, **kwargs):
         dropout, head = dropout_and_dense(encoder, num_classes, dropout_rate, name="logits")
         inputs = encoder_inputs()
-        logits = head(dropout(call_encoder(encoder, inputs)["pooled_output"]))
+        logits = head(dropout(call_encoder(encoder, inputs)[self.encoder_output]))
         super().__init__(encoder, inputs=inputs, outputs=logits, **kwargs)
         self.num_classes = num_classes
         self.dropout_rate = dropout_rate

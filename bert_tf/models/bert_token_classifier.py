@@ -2,13 +2,15 @@
 
 import keras
 
-from bert_tf.models.bert_encoder import encoder_inputs
-from bert_tf.models.task_model import BertTaskModel, call_encoder, dropout_and_dense
+from bert_tf.models.bert_classifier import BertClassifier
 
 
 @keras.saving.register_keras_serializable(package="bert_tf")
-class BertTokenClassifier(BertTaskModel):
+class BertTokenClassifier(BertClassifier):
     """Dropout + one dense layer on every token's final hidden state.
+
+    The same head as `BertClassifier`, read from `sequence_output` instead of the pooled
+    [CLS] output.
 
     Args:
       encoder: a `BertEncoder`.
@@ -21,14 +23,4 @@ class BertTokenClassifier(BertTaskModel):
     >>> tagger = BertTokenClassifier(encoder, num_classes=9)  # doctest: +SKIP
     """
 
-    def __init__(self, encoder, num_classes, dropout_rate=None, **kwargs):
-        dropout, head = dropout_and_dense(encoder, num_classes, dropout_rate, name="logits")
-        inputs = encoder_inputs()
-        logits = head(dropout(call_encoder(encoder, inputs)["sequence_output"]))
-        super().__init__(encoder, inputs=inputs, outputs=logits, **kwargs)
-        self.num_classes = num_classes
-        self.dropout_rate = dropout_rate
-        self.head = head
-
-    def task_config(self):
-        return {"num_classes": self.num_classes, "dropout_rate": self.dropout_rate}
+    encoder_output = "sequence_output"
