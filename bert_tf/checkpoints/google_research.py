@@ -21,40 +21,16 @@ from bert_tf.checkpoints.model_dir import (
 from bert_tf.checkpoints.weight_map import LAYER, Rule
 from bert_tf.configs import BertConfig
 
-_BLOCK = f"bert/encoder/layer_{LAYER}/"
 # Optimizer state and step counters that pretraining checkpoints also hold.
 _SLOT_SUFFIXES = ("/adam_m", "/adam_v")
 _IGNORED = ("global_step",)
 
 
-def _dense(target, source):
-    return [Rule(f"{target}/kernel", f"{source}/kernel", False),
-            Rule(f"{target}/bias", f"{source}/bias", False)]
-
-
-def _norm(target, source):
-    return [Rule(f"{target}/gamma", f"{source}/gamma", False),
-            Rule(f"{target}/beta", f"{source}/beta", False)]
-
-
 # Our weight path <- google-research TF1 variable name.
-TABLE = (
-    Rule("embeddings/word_embeddings/embeddings", "bert/embeddings/word_embeddings", False),
-    Rule("embeddings/position_embeddings", "bert/embeddings/position_embeddings", False),
-    Rule("embeddings/token_type_embeddings/embeddings",
-         "bert/embeddings/token_type_embeddings", False),
-    *_norm("embeddings/layer_norm", "bert/embeddings/LayerNorm"),
-    *_dense(f"layer_{LAYER}/attention/query", _BLOCK + "attention/self/query"),
-    *_dense(f"layer_{LAYER}/attention/key", _BLOCK + "attention/self/key"),
-    *_dense(f"layer_{LAYER}/attention/value", _BLOCK + "attention/self/value"),
-    *_dense(f"layer_{LAYER}/attention/output", _BLOCK + "attention/output/dense"),
-    *_norm(f"layer_{LAYER}/attention_layer_norm", _BLOCK + "attention/output/LayerNorm"),
-    *_dense(f"layer_{LAYER}/intermediate", _BLOCK + "intermediate/dense"),
-    *_dense(f"layer_{LAYER}/output", _BLOCK + "output/dense"),
-    *_norm(f"layer_{LAYER}/output_layer_norm", _BLOCK + "output/LayerNorm"),
-    *_dense("pooler", "bert/pooler/dense"),
-    *_dense("masked_lm/transform", "cls/predictions/transform/dense"),
-    *_norm("masked_lm/layer_norm", "cls/predictions/transform/LayerNorm"),
+TABLE = weight_map.bert_rules(weight_map.Spelling(
+    sep="/", embeddings="bert/embeddings", block=f"bert/encoder/layer_{LAYER}",
+    pooler="bert/pooler/dense", transform="cls/predictions/transform", embedding_leaf="",
+    kernel="kernel", bias="bias", gamma="gamma", beta="beta", transposed_kernel=False)) + (
     Rule("masked_lm/output_bias", "cls/predictions/output_bias", False),
     Rule("next_sentence/kernel", "cls/seq_relationship/output_weights", True),
     Rule("next_sentence/bias", "cls/seq_relationship/output_bias", False),

@@ -33,39 +33,16 @@ TOKENIZER_CONFIG_FILE = "tokenizer_config.json"
 WEIGHTS_FILE = "model.safetensors"
 VOCAB_FILE = "vocab.txt"
 PREFIX = "bert."
-_BLOCK = f"encoder.layer.{LAYER}."
-
-
-def _dense(target, source):
-    return [Rule(f"{target}/kernel", f"{source}.weight", True),
-            Rule(f"{target}/bias", f"{source}.bias", False)]
-
-
-def _norm(target, source):
-    return [Rule(f"{target}/gamma", f"{source}.weight", False),
-            Rule(f"{target}/beta", f"{source}.bias", False)]
 
 
 # Our weight path <- Hugging Face key (without the `bert.` prefix).
-TABLE = (
-    Rule("embeddings/word_embeddings/embeddings", "embeddings.word_embeddings.weight", False),
-    Rule("embeddings/position_embeddings", "embeddings.position_embeddings.weight", False),
-    Rule("embeddings/token_type_embeddings/embeddings",
-         "embeddings.token_type_embeddings.weight", False),
-    *_norm("embeddings/layer_norm", "embeddings.LayerNorm"),
-    *_dense(f"layer_{LAYER}/attention/query", _BLOCK + "attention.self.query"),
-    *_dense(f"layer_{LAYER}/attention/key", _BLOCK + "attention.self.key"),
-    *_dense(f"layer_{LAYER}/attention/value", _BLOCK + "attention.self.value"),
-    *_dense(f"layer_{LAYER}/attention/output", _BLOCK + "attention.output.dense"),
-    *_norm(f"layer_{LAYER}/attention_layer_norm", _BLOCK + "attention.output.LayerNorm"),
-    *_dense(f"layer_{LAYER}/intermediate", _BLOCK + "intermediate.dense"),
-    *_dense(f"layer_{LAYER}/output", _BLOCK + "output.dense"),
-    *_norm(f"layer_{LAYER}/output_layer_norm", _BLOCK + "output.LayerNorm"),
-    *_dense("pooler", "pooler.dense"),
-    *_dense("masked_lm/transform", "cls.predictions.transform.dense"),
-    *_norm("masked_lm/layer_norm", "cls.predictions.transform.LayerNorm"),
+TABLE = weight_map.bert_rules(weight_map.Spelling(
+    sep=".", embeddings="embeddings", block=f"encoder.layer.{LAYER}", pooler="pooler.dense",
+    transform="cls.predictions.transform", embedding_leaf=".weight", kernel="weight",
+    bias="bias", gamma="weight", beta="bias", transposed_kernel=True)) + (
     Rule("masked_lm/output_bias", "cls.predictions.bias", False),
-    *_dense("next_sentence", "cls.seq_relationship"),
+    Rule("next_sentence/kernel", "cls.seq_relationship.weight", True),
+    Rule("next_sentence/bias", "cls.seq_relationship.bias", False),
 )
 
 # A buffer of position indices that older transformers versions saved; no weights.

@@ -25,6 +25,52 @@ HEAD_GROUPS = ("masked_lm", "next_sentence")
 
 Rule = collections.namedtuple("Rule", ["target", "source", "transpose"])
 
+# How a checkpoint format spells BERT's tensors: the separator, where the embeddings, the
+# layer blocks and the masked-LM transform live, and the leaf names of dense and LayerNorm
+# weights (with whether a dense kernel is stored transposed, as PyTorch's `[out, in]` is).
+Spelling = collections.namedtuple("Spelling", [
+    "sep", "embeddings", "block", "pooler", "transform", "embedding_leaf", "kernel", "bias",
+    "gamma", "beta", "transposed_kernel"])
+
+
+def bert_rules(spelling):
+    """The rules of every tensor that both formats name alike: embeddings, blocks, pooler,
+    masked-LM transform (each converter adds its own output-bias and NSP rules)."""
+    sp = spelling
+
+    def dense(target, source):
+        return [Rule(f"{target}/kernel", f"{source}{sp.sep}{sp.kernel}", sp.transposed_kernel),
+                Rule(f"{target}/bias", f"{source}{sp.sep}{sp.bias}", False)]
+
+    def norm(target, source):
+        return [Rule(f"{target}/gamma", f"{source}{sp.sep}{sp.gamma}", False),
+                Rule(f"{target}/beta", f"{source}{sp.sep}{sp.beta}", False)]
+
+    def embedding(target, name):
+        return Rule(target, f"{sp.embeddings}{sp.sep}{name}{sp.embedding_leaf}", False)
+
+    def block(*names):
+        return sp.block + sp.sep + sp.sep.join(names)
+
+    layer = f"layer_{LAYER}"
+    return (
+        embedding("embeddings/word_embeddings/embeddings", "word_embeddings"),
+        embedding("embeddings/position_embeddings", "position_embeddings"),
+        embedding("embeddings/token_type_embeddings/embeddings", "token_type_embeddings"),
+        *norm("embeddings/layer_norm", f"{sp.embeddings}{sp.sep}LayerNorm"),
+        *dense(f"{layer}/attention/query", block("attention", "self", "query")),
+        *dense(f"{layer}/attention/key", block("attention", "self", "key")),
+        *dense(f"{layer}/attention/value", block("attention", "self", "value")),
+        *dense(f"{layer}/attention/output", block("attention", "output", "dense")),
+        *norm(f"{layer}/attention_layer_norm", block("attention", "output", "LayerNorm")),
+        *dense(f"{layer}/intermediate", block("intermediate", "dense")),
+        *dense(f"{layer}/output", block("output", "dense")),
+        *norm(f"{layer}/output_layer_norm", block("output", "LayerNorm")),
+        *dense("pooler", sp.pooler),
+        *dense("masked_lm/transform", f"{sp.transform}{sp.sep}dense"),
+        *norm("masked_lm/layer_norm", f"{sp.transform}{sp.sep}LayerNorm"),
+    )
+
 
 class TensorSource:
     """Named tensors of a checkpoint: their shapes up front, values read on demand.
