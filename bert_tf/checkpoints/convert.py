@@ -53,7 +53,7 @@ def convert_checkpoint(source, input_path, target, output_dir, bert_config_file=
     if source not in SOURCES or target not in TARGETS:
         raise CheckpointError(f"Cannot convert from {source!r} to {target!r}: sources are "
                               f"{list(SOURCES)}, targets {list(TARGETS)}.")
-    if (source == "ours") == (target == "model_dir"):
+    if (source, target) in (("ours", "model_dir"), ("huggingface", "huggingface")):
         raise CheckpointError(f"Converting {source} to {target} is a copy: nothing to do.")
     if source != "google_research" and (bert_config_file or vocab_file):
         raise CheckpointError("--bert_config_file and --vocab_file apply to google_research "
