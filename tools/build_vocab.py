@@ -9,13 +9,14 @@ other sizes from. Needs `pip install 'bert_tf[beam]'`.
       --beam_pipeline_options=direct_num_workers=2,direct_running_mode=multi_processing
 """
 
-from absl import app
-from absl import flags
-from absl import logging
+from bert_tf import cli  # First: quiets TensorFlow's C++ start-up logging.
 
-from bert_tf import errors
+from absl import flags  # noqa: E402
+from absl import logging  # noqa: E402
 
-from bert_tf.tokenization import vocab_learner
+from bert_tf import errors  # noqa: E402
+
+from bert_tf.tokenization import vocab_learner  # noqa: E402
 
 flags.DEFINE_string("input_file", None, "Input text: comma-separated globs, one text per line (.gz, gs:// ok).")
 flags.DEFINE_string("output_file", None, "Where to write vocab.txt.")
@@ -40,12 +41,11 @@ def main(argv):
         vocab = beam_vocab.learn_vocab(FLAGS.input_file, FLAGS.counts_file or f"{FLAGS.output_file}.counts.tsv",
                                        FLAGS.vocab_size, lower_case=FLAGS.do_lower_case, num_unused=FLAGS.num_unused,
                                        beam_pipeline_options=FLAGS.beam_pipeline_options)
-    except (ValueError, errors.UserError) as error:  # No files, no words, no Beam: a message, not a stack trace.
-        logging.error("%s", error)
-        raise SystemExit(1)
+    except ValueError as error:  # no files or no words: one line, like UserError
+        raise errors.UserError(str(error)) from None
     vocab_learner.write_vocab(vocab, FLAGS.output_file)
     logging.info("Wrote %d tokens to %s", len(vocab), FLAGS.output_file)
 
 
 if __name__ == "__main__":
-    app.run(main)
+    cli.run(main)

@@ -16,13 +16,12 @@ worker count write the same bytes. Needs `pip install 'bert_tf[beam]'`.
       --beam_pipeline_options=direct_num_workers=2,direct_running_mode=multi_processing
 """
 
-from absl import app
-from absl import flags
-from absl import logging
+from bert_tf import cli  # First: quiets TensorFlow's C++ start-up logging.
 
-from bert_tf import errors
+from absl import flags  # noqa: E402
 
-from bert_tf.data import create_pretraining_data as lib
+from bert_tf import errors  # noqa: E402
+from bert_tf.data import create_pretraining_data as lib  # noqa: E402
 
 _DEFAULTS = lib.Options(vocab_file="")
 
@@ -63,11 +62,10 @@ def main(argv):
         lib.create_pretraining_data(FLAGS.input_file, FLAGS.output_file, options,
                                     num_output_shards=FLAGS.num_output_shards,
                                     beam_pipeline_options=FLAGS.beam_pipeline_options)
-    except (ValueError, errors.UserError) as error:  # Bad input, bad flags, no Beam: a message, not a stack trace.
-        logging.error("%s", error)
-        raise SystemExit(1)
+    except ValueError as error:  # option checks of the instance builder: one line, like UserError
+        raise errors.UserError(str(error)) from None
 
 
 if __name__ == "__main__":
     flags.mark_flags_as_required(["input_file", "output_file", "vocab_file"])
-    app.run(main)
+    cli.run(main)
