@@ -48,7 +48,7 @@ def load_config(options):
     return config
 
 
-def dataset_fn(options, input_file, batch_size, is_training):
+def dataset_fn(options, config, input_file, batch_size, is_training):
     """`fn(input_context, skip_batches=0)` giving per-replica batches of the run's objective."""
     def fn(input_context=None, skip_batches=0):
         common = dict(batch_size=batch_size, seq_length=options.max_seq_length,
@@ -59,7 +59,7 @@ def dataset_fn(options, input_file, batch_size, is_training):
             dataset = dynamic_pretraining_dataset(input_file, options.vocab_file,
                                                   options.do_lower_case, **common)
         else:
-            dataset = pretraining_dataset(input_file, **common)
+            dataset = pretraining_dataset(input_file, vocab_size=config.vocab_size, **common)
         if options.left_to_right:
             dataset = dataset.map(to_left_to_right, num_parallel_calls=tf.data.AUTOTUNE)
         return dataset
@@ -117,9 +117,10 @@ def prepare_pretraining(options):
                           options.gradient_accumulation_steps)
     except ValueError as error:
         raise PretrainingInputError(f"--train_batch_size: {error}") from None
-    train_fn = dataset_fn(options, options.input_file, options.train_batch_size, True)
+    train_fn = dataset_fn(options, config, options.input_file, options.train_batch_size, True)
     eval_file = options.eval_input_file or options.input_file
-    eval_fn = dataset_fn(options, eval_file, options.eval_batch_size, False) if options.do_eval else None
+    eval_fn = (dataset_fn(options, config, eval_file, options.eval_batch_size, False)
+               if options.do_eval else None)
     if options.do_train:
         _check_inputs(train_fn)
     eval_dataset = _check_inputs(eval_fn) if eval_fn is not None else None
