@@ -11,6 +11,7 @@ from bert_tf import cli  # First: quiets TensorFlow's C++ start-up logging.
 from absl import logging  # noqa: E402
 
 from bert_tf.reporting.pretraining_summary import pretraining_summary  # noqa: E402
+from bert_tf.training.distribution import is_chief  # noqa: E402
 from bert_tf.training.options import PretrainingOptions  # noqa: E402
 from bert_tf.training.pretraining_runner import pretrain, prepare_pretraining  # noqa: E402
 
@@ -20,10 +21,13 @@ cli.define_flags(PretrainingOptions)
 def main(argv):
     del argv
     run = prepare_pretraining(cli.options_from_flags(PretrainingOptions))
-    cli.log_to_file(run.options.output_dir)
+    chief = is_chief(run.strategy)  # other workers of a multi-worker run write nothing
+    if chief:
+        cli.log_to_file(run.options.output_dir)
     result = pretrain(run, progress_fn=cli.log_progress)
-    for line in pretraining_summary(result, run.options):
-        logging.info("%s", line)
+    if chief:
+        for line in pretraining_summary(result, run.options):
+            logging.info("%s", line)
 
 
 if __name__ == "__main__":
