@@ -8,7 +8,7 @@ from bert_tf.configs import BertConfig
 VOCAB_SIZE, SEQ, PREDICTIONS = 53, 12, 3
 
 
-@pytest.fixture
+@pytest.fixture(scope="session")  # a frozen BertConfig: safe to share
 def tiny_config():
     return BertConfig(vocab_size=VOCAB_SIZE, hidden_size=16, num_hidden_layers=2,
                       num_attention_heads=2, intermediate_size=24, max_position_embeddings=32,

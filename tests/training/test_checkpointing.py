@@ -45,9 +45,15 @@ def _empty_state_file(output_dir):
     open(os.path.join(output_dir, "checkpoint"), "w").close()
 
 
+@pytest.fixture(scope="module")
+def straight(tiny_config, tmp_path_factory):
+    """Losses of an uninterrupted 4-step run, the reference for every resumed one."""
+    return tiny_config, _run(tiny_config, tmp_path_factory.mktemp("straight"), 4)
+
+
 @pytest.mark.parametrize("damage", ["truncated_data", "missing_index", "empty_state_file"])
-def test_resume_skips_a_damaged_newest_checkpoint(tiny_config, tmp_path, damage, caplog):
-    straight = _run(tiny_config, tmp_path / "straight", 4)
+def test_resume_skips_a_damaged_newest_checkpoint(straight, tmp_path, damage, caplog):
+    tiny_config, straight = straight
     output_dir = tmp_path / "damaged"
     _run(tiny_config, output_dir, 4)
     newest = str(output_dir / "ckpt-4")
