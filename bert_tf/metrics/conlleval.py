@@ -8,7 +8,6 @@ so the same counting serves BIO (IOB2) and IOB1 tag sequences. Sentence boundari
 import collections
 import dataclasses
 
-_OUTSIDE = ("O", "")
 
 
 def _split(tag):

@@ -18,14 +18,15 @@ def encoder_inputs(name_prefix=""):
             for name in ENCODER_INPUTS}
 
 
-def check_encoder_inputs(inputs, max_position_embeddings, where="BertEncoder"):
-    """Raises a clear error for a missing key, a non-integer dtype or too long a sequence."""
+def check_encoder_inputs(inputs, max_position_embeddings):
+    """Raises a clear error for a non-integer dtype or too long a sequence.
+
+    (A missing key never gets here: Keras's functional call names it first.)
+    """
+    where = "BertEncoder"
     if not isinstance(inputs, dict):
         raise TypeError(f"{where} takes a dict with keys {list(ENCODER_INPUTS)}; "
                         f"received {type(inputs).__name__}.")
-    missing = [name for name in ENCODER_INPUTS if name not in inputs]
-    if missing:
-        raise KeyError(f"{where}: missing input(s) {missing}; received keys {sorted(inputs)}.")
     for name in ENCODER_INPUTS:
         value = inputs[name]
         dtype = tf.as_dtype(getattr(value, "dtype", None) or tf.convert_to_tensor(value).dtype)

@@ -188,11 +188,8 @@ def run_training(trainer, train_dataset_fn, global_batch_size, num_train_steps, 
     check_batch_split(global_batch_size, strategy.num_replicas_in_sync,
                       trainer.gradient_accumulation_steps)
     check_output_dir(output_dir)
-    checkpoint = TrainingCheckpoint(strategy, output_dir, checkpoint_items, trainer.optimizer,
-                                    trainer.step, max_checkpoints_to_keep)
-    last_saved = checkpoint.restore_latest()
-    if last_saved is None and init_checkpoint:
-        restore_init_checkpoint(init_checkpoint, checkpoint_items)
+    checkpoint, last_saved = _resume(trainer, output_dir, checkpoint_items,
+                                     max_checkpoints_to_keep, init_checkpoint)
     start = step = int(trainer.step.numpy())
     iterator = iter(_distribute(strategy, train_dataset_fn, start))
     scalars = _Scalars(output_dir, is_chief(strategy))
@@ -214,11 +211,9 @@ def run_training(trainer, train_dataset_fn, global_batch_size, num_train_steps, 
         if progress_fn is not None:
             elapsed = time.perf_counter() - started
             progress_fn(TrainProgress(
-                step=step, num_steps=num_train_steps, loss=float(loss), metrics=train_metrics,
-                learning_rate=learning_rate,
-                sequences_per_second=int(done) * global_batch_size / seconds,
-                eta_seconds=elapsed / (step - start) * (num_train_steps - step),
-                elapsed_seconds=elapsed))
+                step, num_train_steps, float(loss), train_metrics, learning_rate,
+                int(done) * global_batch_size / seconds,
+                elapsed / (step - start) * (num_train_steps - step), elapsed))
         if step % save_checkpoints_steps == 0 or step == num_train_steps:
             last_saved = checkpoint.save() or last_saved
         if evaluate_every and step % evaluate_every == 0 and step < num_train_steps:
@@ -228,6 +223,16 @@ def run_training(trainer, train_dataset_fn, global_batch_size, num_train_steps, 
     scalars.flush()
     return TrainResult(step=step, train_metrics=train_metrics, eval_metrics=eval_metrics,
                        checkpoint=last_saved)
+
+
+def _resume(trainer, output_dir, checkpoint_items, max_checkpoints_to_keep, init_checkpoint):
+    """The run's checkpoint manager and the newest intact checkpoint restored (or a warm start)."""
+    checkpoint = TrainingCheckpoint(trainer.strategy, output_dir, checkpoint_items,
+                                    trainer.optimizer, trainer.step, max_checkpoints_to_keep)
+    last_saved = checkpoint.restore_latest()
+    if last_saved is None and init_checkpoint:
+        restore_init_checkpoint(init_checkpoint, checkpoint_items)
+    return checkpoint, last_saved
 
 
 def _steps_to_next_stop(step, num_train_steps, steps_per_loop, intervals):
