@@ -145,16 +145,21 @@ def report_error(program, error):
     print(f"{program}: error: {message}", file=sys.stderr, flush=True)
 
 
-def run(main, program=None):
+def run(main, program=None, takes_arguments=False):
     """`absl.app.run(main)` with the error policy of every entry point.
 
     A `UserError` (and a missing or unreadable file) prints one line on stderr and exits 1;
     Ctrl-C exits 130 saying the run resumes; any other exception is a bug and keeps its trace.
+    Positional arguments are refused unless `takes_arguments` (a stray word, e.g.
+    `--do_train true`, would otherwise be ignored silently).
     """
     program = program or os.path.basename(sys.argv[0]).removesuffix(".py")
 
     def guarded_main(argv):
         try:
+            if len(argv) > 1 and not takes_arguments:
+                raise UserError(f"unexpected argument(s) {argv[1:]}; flags are written "
+                                "--name=value (booleans --name or --noname).")
             return main(argv)
         except (UserError, FileNotFoundError, IsADirectoryError, NotADirectoryError,
                 PermissionError) as error:

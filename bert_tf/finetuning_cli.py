@@ -20,7 +20,6 @@ from bert_tf import cli  # first: it quiets TensorFlow before TensorFlow loads
 import tensorflow as tf  # noqa: E402
 from absl import flags, logging  # noqa: E402
 
-from bert_tf.errors import UserError  # noqa: E402
 from bert_tf.options import OptionError  # noqa: E402
 from bert_tf.tasks.finetuning import check_run, run_finetuning  # noqa: E402
 from bert_tf.tasks.options import FinetuningOptions, check_finetuning_options  # noqa: E402
@@ -86,9 +85,7 @@ def run(build_adapter, check=None):
         missing file; runs after the shared checks, before any data is read.
     """
     def main(argv):
-        if len(argv) > 1:
-            raise UserError(f"unexpected argument(s) {argv[1:]}; flags are written "
-                            "--name=value (booleans --name or --noname).")
+        del argv  # cli.run refuses positional arguments
         options = cli.options_from_flags(FinetuningOptions)
         modes = FLAGS.do_train, FLAGS.do_eval, FLAGS.do_predict
         check_finetuning_options(options, *modes)

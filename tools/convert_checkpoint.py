@@ -22,7 +22,6 @@ from bert_tf import cli  # first: quiets TensorFlow's C++ start-up lines
 from absl import flags  # noqa: E402
 
 from bert_tf.checkpoints.convert import SOURCES, TARGETS, convert_checkpoint  # noqa: E402
-from bert_tf.errors import UserError  # noqa: E402
 
 flags.DEFINE_enum("from", None, list(SOURCES), "Format of --input.")
 flags.DEFINE_enum("to", "model_dir", list(TARGETS), "Format written to --output_dir.")
@@ -40,8 +39,7 @@ FLAGS = flags.FLAGS
 
 
 def main(argv):
-    if len(argv) > 1:
-        raise UserError(f"unexpected arguments {argv[1:]}; every setting is a --flag.")
+    del argv  # cli.run refuses positional arguments
     convert_checkpoint(FLAGS["from"].value, FLAGS.input, FLAGS.to, FLAGS.output_dir,
                        bert_config_file=FLAGS.bert_config_file, vocab_file=FLAGS.vocab_file,
                        do_lower_case=FLAGS.do_lower_case)

@@ -21,7 +21,6 @@ from bert_tf import cli  # first: quiets TensorFlow's C++ start-up lines
 
 from absl import flags  # noqa: E402
 
-from bert_tf.errors import UserError  # noqa: E402
 from bert_tf.export.exporter import export_saved_model  # noqa: E402
 from bert_tf.export.options import ExportOptions  # noqa: E402
 from bert_tf.options import check_options  # noqa: E402
@@ -31,8 +30,7 @@ flags.DEFINE_alias("task", "head")
 
 
 def main(argv):
-    if len(argv) > 1:
-        raise UserError(f"unexpected arguments {argv[1:]}; every setting is a --flag.")
+    del argv  # cli.run refuses positional arguments
     options = cli.options_from_flags(ExportOptions)
     check_options(options)
     path = export_saved_model(**dataclasses.asdict(options))

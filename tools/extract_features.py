@@ -59,8 +59,7 @@ def _max_seq_length(model_dir, config):
 
 
 def main(argv):
-    if len(argv) > 1:
-        raise UserError(f"unexpected arguments {argv[1:]}; every setting is a --flag.")
+    del argv  # cli.run refuses positional arguments
     model_dir_lib.refuse_existing(FLAGS.output_file, "output file", flag="output_file")
     folder = os.path.dirname(os.path.abspath(FLAGS.output_file))
     if not os.path.isdir(folder):

@@ -33,7 +33,6 @@ from absl import flags  # noqa: E402
 from bert_tf.checkpoints.model_dir import refuse_existing  # noqa: E402
 from bert_tf.data import sentence_splitter  # noqa: E402
 from bert_tf.data.document_reader import InputError  # noqa: E402
-from bert_tf.errors import UserError  # noqa: E402
 from bert_tf.tasks.table_reader import read_text, split_lines  # noqa: E402
 
 OUTPUT_NAMES = ("train.txt.gz", "heldout.txt.gz")
@@ -85,8 +84,7 @@ def _write_gzip(path, documents):
 
 
 def main(argv):
-    if len(argv) > 1:
-        raise UserError(f"unexpected arguments {argv[1:]}; every setting is a --flag.")
+    del argv  # cli.run refuses positional arguments
     for name in OUTPUT_NAMES:
         refuse_existing(os.path.join(FLAGS.output_dir, name), "output file")
     text = read_text(FLAGS.input_file)

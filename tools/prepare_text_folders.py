@@ -14,7 +14,6 @@ from bert_tf import cli  # first: quiets TensorFlow's C++ start-up lines
 from absl import flags  # noqa: E402
 
 from bert_tf.checkpoints.model_dir import refuse_existing  # noqa: E402
-from bert_tf.errors import UserError  # noqa: E402
 from bert_tf.tasks.text_folders import read_class_folders, write_jsonl_split  # noqa: E402
 
 OUTPUT_NAMES = ("train.jsonl", "dev.jsonl")
@@ -29,8 +28,7 @@ FLAGS = flags.FLAGS
 
 
 def main(argv):
-    if len(argv) > 1:
-        raise UserError(f"unexpected arguments {argv[1:]}; every setting is a --flag.")
+    del argv  # cli.run refuses positional arguments
     for name in OUTPUT_NAMES:
         refuse_existing(os.path.join(FLAGS.output_dir, name), "output file")
     texts, labels = read_class_folders(FLAGS.input_dir)

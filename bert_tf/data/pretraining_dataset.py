@@ -79,7 +79,8 @@ def _first_bad_record(path, start, seq_length, max_predictions_per_seq):
 
 
 def _first_line(error):
-    return error.message.split("\n")[0]
+    """The reader's own words: the first line, without TF's `{{function_node ...}}` prefix."""
+    return error.message.split("\n")[0].split("}} ")[-1]
 
 
 def _scan_batches(path, spec, names):

@@ -20,7 +20,7 @@ def test_helpshort_names_head_and_old_task_alias():
     (["--head=encoder", "--seq_length=1000"], ["seq_length must be in 3..64"]),
     (["--head=encoder", "--version=0"], ["--version"]),
     (["--head=encoder", "--tf_serving_version=1.15"], ["No op list for TF Serving 1.15"]),
-    (["--head=encoder", "extra"], ["unexpected arguments ['extra']"]),
+    (["--head=encoder", "extra"], ["unexpected argument(s) ['extra']"]),
 ])
 def test_bad_flags(tiny_model_dir, tmp_path, flags, fragments):
     before = snapshot(tiny_model_dir)
