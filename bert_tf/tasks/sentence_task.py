@@ -4,10 +4,10 @@ import dataclasses
 import os
 
 import numpy as np
-import tensorflow as tf
 
 from bert_tf import metrics as metrics_lib
 from bert_tf.tasks.table_reader import DataError, read_rows
+from bert_tf.tasks.text_batches import text_batches
 
 METRICS = {
     "accuracy": metrics_lib.accuracy,
@@ -140,26 +140,13 @@ def read_examples(task, data_dir, split):
 def make_dataset(examples, preprocessor, batch_size, training=False, seed=0, skip_batches=0):
     """Batches of `(encoder inputs, labels)` (just the inputs for unlabeled examples).
 
-    Tokenization runs in-graph: `preprocessor` (a `BertPreprocessor`) is mapped over batches.
-    Training data is shuffled each epoch (seeded, so the order is the same on a rerun) and
-    repeated, with whole batches only; `skip_batches` drops batches before tokenizing them
-    (a resumed run skips what it already trained on).
+    Tokenization runs in-graph: `preprocessor` (a `BertPreprocessor`) is mapped over batches
+    (order and resumption: `text_batches`).
     """
     texts = (examples.text_a,) if examples.text_b is None else (examples.text_a, examples.text_b)
-    # One-element tuples so that map functions get the text tuple as one argument.
-    elements = (texts,) if examples.labels is None else (texts, examples.labels)
-    dataset = tf.data.Dataset.from_tensor_slices(elements)
-    if training:
-        dataset = dataset.shuffle(len(examples), seed=seed, reshuffle_each_iteration=True)
-        dataset = dataset.repeat()
-    dataset = dataset.batch(batch_size, drop_remainder=training).skip(skip_batches)
-    if examples.labels is None:
-        dataset = dataset.map(lambda t: preprocessor(_segments(t)),
-                              num_parallel_calls=tf.data.AUTOTUNE)
-    else:
-        dataset = dataset.map(lambda t, y: (preprocessor(_segments(t)), y),
-                              num_parallel_calls=tf.data.AUTOTUNE)
-    return dataset.prefetch(tf.data.AUTOTUNE)
+    return text_batches(texts, examples.labels, len(examples),
+                        lambda batch: preprocessor(_segments(batch)), batch_size, training,
+                        seed, skip_batches)
 
 
 def _segments(texts):

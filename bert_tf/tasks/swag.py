@@ -12,6 +12,7 @@ import numpy as np
 import tensorflow as tf
 
 from bert_tf.tasks.table_reader import DataError, read_rows
+from bert_tf.tasks.text_batches import text_batches
 
 NUM_CHOICES = 4
 
@@ -59,12 +60,6 @@ def make_dataset(examples, preprocessor, batch_size, training=False, seed=0, ski
     num_choices = len(examples.choices[0])
     contexts = np.repeat(np.asarray(examples.contexts, object)[:, None], num_choices, axis=1)
     texts = (contexts.astype(str), np.asarray(examples.choices, str))
-    elements = (texts,) if examples.labels is None else (texts, examples.labels)
-    dataset = tf.data.Dataset.from_tensor_slices(elements)
-    if training:
-        dataset = dataset.shuffle(len(examples), seed=seed, reshuffle_each_iteration=True)
-        dataset = dataset.repeat()
-    dataset = dataset.batch(batch_size, drop_remainder=training).skip(skip_batches)
 
     def pack(texts):
         first, second = texts
@@ -72,9 +67,5 @@ def make_dataset(examples, preprocessor, batch_size, training=False, seed=0, ski
         return {name: tf.reshape(value, [-1, num_choices, tf.shape(value)[-1]])
                 for name, value in inputs.items()}
 
-    if examples.labels is None:
-        dataset = dataset.map(pack, num_parallel_calls=tf.data.AUTOTUNE)
-    else:
-        dataset = dataset.map(lambda texts, y: (pack(texts), y),
-                              num_parallel_calls=tf.data.AUTOTUNE)
-    return dataset.prefetch(tf.data.AUTOTUNE)
+    return text_batches(texts, examples.labels, len(examples), pack, batch_size,
+                        training, seed, skip_batches)
