@@ -64,6 +64,11 @@ class MaskedLMHead(keras.layers.Layer):
     def compute_output_shape(self, sequence_output_shape, masked_lm_positions_shape):
         return tuple(masked_lm_positions_shape) + (self.embedding_layer.input_dim,)
 
+    def compute_output_spec(self, sequence_output, masked_lm_positions):
+        # Float32, as `call` returns; Keras's default spec would say the compute dtype.
+        shape = self.compute_output_shape(sequence_output.shape, masked_lm_positions.shape)
+        return keras.KerasTensor(shape, dtype="float32")
+
     def get_config(self):
         # The embedding layer is shared with the encoder; a task model that holds both
         # rebuilds the head from the encoder it deserializes (see BertPretrainer).
