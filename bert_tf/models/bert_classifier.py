@@ -3,7 +3,8 @@
 import keras
 
 from bert_tf.models.bert_encoder import encoder_inputs
-from bert_tf.models.task_model import BertTaskModel, call_encoder, dropout_and_dense
+from bert_tf.models.task_model import (BertTaskModel, call_encoder, check_encoder,
+                                       dropout_and_dense)
 
 
 @keras.saving.register_keras_serializable(package="bert_tf")
@@ -26,6 +27,7 @@ class BertClassifier(BertTaskModel):
     encoder_output = "pooled_output"
 
     def __init__(self, encoder, num_classes, dropout_rate=None, **kwargs):
+        check_encoder(encoder)
         dropout, head = dropout_and_dense(encoder, num_classes, dropout_rate, name="logits")
         inputs = encoder_inputs()
         logits = head(dropout(call_encoder(encoder, inputs)[self.encoder_output]))

@@ -3,8 +3,8 @@
 import keras
 import tensorflow as tf
 
-from bert_tf.models.bert_encoder import ENCODER_INPUTS, BertEncoder
-from bert_tf.models.task_model import BertTaskModel, dropout_and_dense
+from bert_tf.models.bert_encoder import ENCODER_INPUTS
+from bert_tf.models.task_model import BertTaskModel, check_encoder, dropout_and_dense
 
 
 @keras.saving.register_keras_serializable(package="bert_tf")
@@ -53,8 +53,7 @@ class BertMultipleChoice(BertTaskModel):
     """
 
     def __init__(self, encoder, num_choices, dropout_rate=None, **kwargs):
-        if not isinstance(encoder, BertEncoder):
-            raise TypeError(f"`encoder` must be a BertEncoder; received {type(encoder).__name__}.")
+        check_encoder(encoder)
         dropout, head = dropout_and_dense(encoder, 1, dropout_rate, name="choice_logit")
         inputs = {name: keras.Input(shape=(num_choices, None), dtype="int32", name=name)
                   for name in ENCODER_INPUTS}

@@ -5,7 +5,7 @@ import keras
 from bert_tf.layers.initializers import truncated_normal
 from bert_tf.layers.masked_lm_head import MaskedLMHead
 from bert_tf.models.bert_encoder import BertEncoder, encoder_inputs
-from bert_tf.models.task_model import BertTaskModel, call_encoder
+from bert_tf.models.task_model import BertTaskModel, call_encoder, check_encoder
 
 
 @keras.saving.register_keras_serializable(package="bert_tf")
@@ -26,6 +26,7 @@ class BertPretrainer(BertTaskModel):
     """
 
     def __init__(self, encoder, use_next_sentence=True, **kwargs):
+        check_encoder(encoder)
         config = encoder.config
         masked_lm = MaskedLMHead(
             encoder.embeddings.word_embeddings, hidden_act=config.hidden_act,

@@ -4,7 +4,7 @@ import keras
 
 from bert_tf.layers.initializers import truncated_normal
 from bert_tf.models.bert_encoder import encoder_inputs
-from bert_tf.models.task_model import BertTaskModel, call_encoder
+from bert_tf.models.task_model import BertTaskModel, call_encoder, check_encoder
 
 
 @keras.saving.register_keras_serializable(package="bert_tf")
@@ -23,6 +23,7 @@ class BertSpanLabeler(BertTaskModel):
     """
 
     def __init__(self, encoder, **kwargs):
+        check_encoder(encoder)
         head = keras.layers.Dense(
             2, kernel_initializer=truncated_normal(encoder.config.initializer_range),
             dtype="float32", name="span_logits")

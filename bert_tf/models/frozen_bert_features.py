@@ -7,7 +7,7 @@ its hidden layers; the paper's best NER mix concatenates the last four (96.1 dev
 import keras
 import tensorflow as tf
 
-from bert_tf.models.bert_encoder import BertEncoder
+from bert_tf.models.task_model import check_encoder
 
 COMBINES = ("concat", "sum")
 
@@ -31,8 +31,7 @@ class FrozenBertFeatures(keras.layers.Layer):
 
     def __init__(self, encoder, layers=(-1, -2, -3, -4), combine="concat", **kwargs):
         super().__init__(**kwargs)
-        if not isinstance(encoder, BertEncoder):
-            raise TypeError(f"`encoder` must be a BertEncoder; received {type(encoder).__name__}.")
+        check_encoder(encoder)
         num_layers = encoder.config.num_hidden_layers
         layers = tuple(int(i) for i in layers)
         bad = [i for i in layers if not -num_layers <= i < num_layers]

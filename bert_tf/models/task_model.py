@@ -7,6 +7,12 @@ from bert_tf.layers.initializers import truncated_normal
 from bert_tf.models.bert_encoder import ENCODER_INPUTS, BertEncoder
 
 
+def check_encoder(encoder):
+    """Raises TypeError unless `encoder` is a `BertEncoder` (every task model's first check)."""
+    if not isinstance(encoder, BertEncoder):
+        raise TypeError(f"`encoder` must be a BertEncoder; received {type(encoder).__name__}.")
+
+
 def dropout_and_dense(encoder, units, dropout_rate, name):
     """A fine-tuning head: dropout (default: the encoder's `hidden_dropout_prob`, as in the
     paper) then a float32 dense layer initialized like the encoder."""
@@ -30,8 +36,7 @@ class BertTaskModel(keras.Model):
     """
 
     def __init__(self, encoder, inputs, outputs, **kwargs):
-        if not isinstance(encoder, BertEncoder):
-            raise TypeError(f"`encoder` must be a BertEncoder; received {type(encoder).__name__}.")
+        check_encoder(encoder)
         super().__init__(inputs=inputs, outputs=outputs, **kwargs)
         self.encoder = encoder
 

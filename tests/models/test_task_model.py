@@ -3,7 +3,9 @@
 import keras
 import pytest
 
-from bert_tf.models import BertClassifier, BertEncoder, BertTokenClassifier
+from bert_tf.models import (BertClassifier, BertEncoder, BertMultipleChoice, BertPretrainer,
+                            BertSpanLabeler, BertTokenClassifier)
+from bert_tf.models.frozen_bert_features import FrozenBertFeatures
 from bert_tf.models.task_model import BertTaskModel, dropout_and_dense
 from tests.models.conftest import TINY
 
@@ -28,3 +30,17 @@ def test_a_non_encoder_is_refused():
     inputs = keras.Input((3,))
     with pytest.raises(TypeError, match="BertEncoder.*received Dense"):
         BertTaskModel(keras.layers.Dense(3), inputs=inputs, outputs=inputs)
+
+
+@pytest.mark.parametrize("build", [
+    lambda encoder: BertClassifier(encoder, num_classes=2),
+    lambda encoder: BertTokenClassifier(encoder, num_classes=2),
+    lambda encoder: BertSpanLabeler(encoder),
+    lambda encoder: BertPretrainer(encoder),
+    lambda encoder: BertMultipleChoice(encoder, num_choices=2),
+    lambda encoder: FrozenBertFeatures(encoder),
+], ids=["classifier", "token_classifier", "span_labeler", "pretrainer", "multiple_choice",
+        "frozen_features"])
+def test_every_task_model_refuses_a_non_encoder_first(build):
+    with pytest.raises(TypeError, match="BertEncoder.*received Dense"):
+        build(keras.layers.Dense(3))
