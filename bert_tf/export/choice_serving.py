@@ -19,8 +19,8 @@ class MultipleChoiceServing(BertServingModule):
 
     tokenized_rank = 3
 
-    def __init__(self, restored, seq_length=128):
-        super().__init__(restored, seq_length, text_pair=True)
+    def __init__(self, restored, seq_length=128, padding="longest"):
+        super().__init__(restored, seq_length, text_pair=True, padding=padding)
 
     def tokenized_outputs(self, inputs):
         shape = tf.shape(inputs["input_word_ids"])  # [B, C, S]
@@ -36,7 +36,8 @@ class MultipleChoiceServing(BertServingModule):
         shape = tf.shape(choices)  # [B, C]
         context = tf.repeat(texts["text_a"], shape[1])  # [B·C]
         packed = self.preprocessor((context, tf.reshape(choices, [-1])))
-        inputs = {name: tf.reshape(packed[name], [shape[0], shape[1], self.seq_length])
+        width = tf.shape(packed["input_word_ids"])[1]  # the packed width, W <= seq_length
+        inputs = {name: tf.reshape(packed[name], [shape[0], shape[1], width])
                   for name in ENCODER_INPUTS}
         return self.tokenized_outputs(inputs)
 

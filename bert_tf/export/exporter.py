@@ -64,8 +64,11 @@ def export_seq_length(model_dir, head, seq_length=None):
     return seq_length
 
 
-def build_export_module(model_dir, head, seq_length=None, text_pair=False):
-    """The tf.Module to save for `head` (one of `EXPORT_HEADS`) from `model_dir`."""
+def build_export_module(model_dir, head, seq_length=None, text_pair=False, padding="longest"):
+    """The tf.Module to save for `head` (one of `EXPORT_HEADS`) from `model_dir`.
+
+    `padding` applies to the model heads; the TF Hub interfaces keep TF Hub's fixed
+    `seq_length` contract."""
     if head not in EXPORT_HEADS:
         raise ExportError(f"Unknown head {head!r}; choose one of {', '.join(EXPORT_HEADS)}.")
     if head == "preprocessor":
@@ -77,10 +80,10 @@ def build_export_module(model_dir, head, seq_length=None, text_pair=False):
     restored = restore_model(model_dir, head)
     seq_length = export_seq_length(model_dir, head, seq_length)
     if head in _OPTIONAL_PAIR_HEADS:
-        return _SERVING_MODULES[head](restored, seq_length, text_pair=text_pair)
+        return _SERVING_MODULES[head](restored, seq_length, text_pair=text_pair, padding=padding)
     if text_pair:
         logging.info("--head=%s always takes its fixed inputs; text_pair is ignored.", head)
-    return _SERVING_MODULES[head](restored, seq_length)
+    return _SERVING_MODULES[head](restored, seq_length, padding=padding)
 
 
 def save_module(module, export_path):
@@ -89,7 +92,8 @@ def save_module(module, export_path):
 
 
 def export_saved_model(model_dir, export_dir, head, seq_length=None, version=None,
-                       tf_serving_version=op_audit.DEFAULT_TF_SERVING_VERSION, text_pair=False):
+                       tf_serving_version=op_audit.DEFAULT_TF_SERVING_VERSION, text_pair=False,
+                       padding="longest"):
     """Exports `model_dir` with `head` to `export_dir/<version>/` and audits its ops.
 
     Args:
@@ -103,6 +107,8 @@ def export_saved_model(model_dir, export_dir, head, seq_length=None, version=Non
       version: the version folder; default one more than the highest existing (1 if none).
       tf_serving_version: the TF Serving release whose ops the export must stay within.
       text_pair: encoder / classifier only: take `text_a` + `text_b` instead of `text`.
+      padding: "longest" (each request packed to its own longest sequence) or "fixed"
+        (`seq_length`); see `serving_module`.
 
     Returns:
       The path of the written SavedModel.
@@ -122,7 +128,7 @@ def export_saved_model(model_dir, export_dir, head, seq_length=None, version=Non
         raise OutputExistsError(
             f"Export version {export_path} already exists; nothing was overwritten. Pass a new "
             f"--version (existing: {existing_versions(export_dir)}) or omit it to use the next.")
-    module = build_export_module(model_dir, head, seq_length, text_pair)
+    module = build_export_module(model_dir, head, seq_length, text_pair, padding)
     staging = os.path.join(export_dir, f".tmp-{version}-{uuid.uuid4().hex[:8]}")
     try:
         save_module(module, staging)

@@ -11,6 +11,7 @@ import dataclasses
 
 from bert_tf.checkpoints.model_dir import HEADS
 from bert_tf.export.op_audit import DEFAULT_TF_SERVING_VERSION
+from bert_tf.export.serving_module import SERVING_PADDINGS
 from bert_tf.options import option
 
 # TF Hub-interface exports (hub_modules.py) beside the model heads.
@@ -33,8 +34,12 @@ class ExportOptions:
         "head, the pooled and sequence outputs) or a TF Hub interface (preprocessor, "
         "hub_encoder).", choices=EXPORT_HEADS, required=True)
     seq_length: int = option(
-        None, "Packed sequence length of serving_default (default: max_seq_length of "
+        None, "Longest packed sequence of serving_default (default: max_seq_length of "
         "model_info.json, else 128; 384 for span_labeler).", lower_bound=3)
+    padding: str = option(
+        "longest", "Width of serving_default's batch: longest (each request's longest sequence, "
+        "rounded up to a multiple of 8, at most seq_length) or fixed (seq_length).",
+        choices=SERVING_PADDINGS)
     version: int = option(None, "Version folder (default: one above the highest).",
                           lower_bound=1)
     tf_serving_version: str = option(

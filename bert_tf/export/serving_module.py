@@ -4,6 +4,18 @@
 tokenizes and packs them in-graph with `BertPreprocessor`; `serve_tokenized` takes the int32
 encoder inputs `input_word_ids`, `input_mask`, `input_type_ids` for clients that tokenize
 themselves. Subclasses (one per head) turn model outputs into named serving outputs.
+
+Padding: by default (`padding="longest"`) `serving_default` packs each request to its own
+longest sequence, rounded up to a multiple of 8 and at most `seq_length`: a request of short
+sentences costs a fraction of a `seq_length`-wide one. Sequence-shaped outputs
+(`sequence_output`, token `logits`, `start_logits`, `input_mask`) are then `[B, W, ...]` with
+W that width; their values at real positions are those of `padding="fixed"` (W = seq_length).
+With TF Serving's server-side batching (`--enable_batching`), the server concatenates the
+string inputs of several requests along the batch axis, runs the batch once (packed to the
+longest sentence among all of them) and splits every output along the batch axis again: each
+reply then has the batch's W, which is at least its own, and the same values at its real
+positions. Inputs are `[B]` strings, so requests always batch together (no
+`pad_variable_length_inputs` needed).
 """
 
 import functools
@@ -18,6 +30,8 @@ from bert_tf.tokenization.vocab import load_vocab
 
 SINGLE_TEXT = ("text",)
 PAIR_TEXT = ("text_a", "text_b")
+# "buckets" is left out: TF Serving runs the graph without XLA, so any width compiles nothing.
+SERVING_PADDINGS = ("longest", "fixed")
 
 
 def captured_variables(functions, trainable=False):
@@ -38,15 +52,18 @@ class BertServingModule(tf.Module):
 
     Args:
       restored: a `RestoredModel` from `restore_model`.
-      seq_length: the packed sequence length of `serving_default`.
+      seq_length: the longest packed sequence of `serving_default` (longer input is truncated).
       text_pair: take `text_a` + `text_b` instead of `text`.
+      padding: "longest" (each request to its own longest sequence) or "fixed" (`seq_length`).
     """
 
     # Rank of each tokenized input: [B, S]; multiple choice overrides with [B, C, S].
     tokenized_rank = 2
 
-    def __init__(self, restored, seq_length=128, text_pair=False):
+    def __init__(self, restored, seq_length=128, text_pair=False, padding="longest"):
         super().__init__(name=f"bert_{restored.head}")
+        if padding not in SERVING_PADDINGS:
+            raise ExportError(f"padding must be one of {SERVING_PADDINGS}; received {padding!r}.")
         max_length = restored.encoder.config.max_position_embeddings
         if not 2 < seq_length <= max_length:
             raise ExportError(f"seq_length must be in 3..{max_length} (the model's "
@@ -55,7 +72,8 @@ class BertServingModule(tf.Module):
         # tf.Variable). `signatures()` tracks the tf.Variables the functions read instead.
         self._keras = types.SimpleNamespace(model=restored.model)
         self.preprocessor = BertPreprocessor(
-            restored.vocab_file, lower_case=restored.lower_case, seq_length=seq_length)
+            restored.vocab_file, lower_case=restored.lower_case, seq_length=seq_length,
+            padding=padding)
         # The vocab travels with the SavedModel (assets/vocab.txt) and survives a re-save.
         self.vocab_file = tf.saved_model.Asset(restored.vocab_file)
         self.text_inputs = PAIR_TEXT if text_pair else SINGLE_TEXT
@@ -68,7 +86,7 @@ class BertServingModule(tf.Module):
         return self._keras.model
 
     def pack(self, texts):
-        """Packs a dict of string tensors `[B]` into the encoder inputs `[B, seq_length]`."""
+        """Packs a dict of string tensors `[B]` into the encoder inputs `[B, W]`."""
         if self.text_inputs == SINGLE_TEXT:
             return self.preprocessor(texts["text"])
         return self.preprocessor((texts["text_a"], texts["text_b"]))
@@ -138,8 +156,8 @@ class PretrainerServing(BertServingModule):
     (index 0: text_b follows text_a, as in google-research `next_sentence_labels`).
     """
 
-    def __init__(self, restored, seq_length=128, text_pair=True):
-        super().__init__(restored, seq_length, text_pair)
+    def __init__(self, restored, seq_length=128, text_pair=True, padding="longest"):
+        super().__init__(restored, seq_length, text_pair, padding)
         self.vocab_tokens = load_vocab(restored.vocab_file)
 
     def tokenized_outputs(self, inputs):

@@ -21,7 +21,8 @@ class TokenClassifierServing(BertServingModule):
     `[B, W]`, `word_start` / `word_end` int64 `[B, W]` (UTF-8 byte offsets into `text`, end
     exclusive), `word_mask` int32 `[B, W]` (1 for words that fit in `seq_length` and got a
     label; 0 for padding and words cut by truncation, whose label is ""), plus the token-level
-    outputs of `serve_tokenized`: `logits [B, S, C]`, `label_ids` int32 `[B, S]`, `input_mask`.
+    outputs of `serve_tokenized`: `logits [B, S, C]`, `label_ids` int32 `[B, S]`, `input_mask`
+    (S: the packed width W from `serving_default`, see `serving_module`).
     """
 
     def tokenized_outputs(self, inputs):

@@ -22,8 +22,9 @@ def _export(tmp_path_factory, head):
     path = export_saved_model(str(root / "model"), str(root / "export"), head,
                               seq_length=TINY_SEQ_LENGTH)
     restored = restore_model(str(root / "model"), head)
+    # Packed as the export packs (each request to its own longest sequence).
     preprocessor = BertPreprocessor(restored.vocab_file, lower_case=restored.lower_case,
-                                    seq_length=TINY_SEQ_LENGTH)
+                                    seq_length=TINY_SEQ_LENGTH, padding="longest")
     return tf.saved_model.load(path).signatures["serving_default"], restored, preprocessor
 
 
@@ -81,7 +82,7 @@ def test_multiple_choice_matches_keras(tmp_path_factory):
     out = serve(text_a=tf.constant(contexts), text_b=tf.constant(choices))
     packed = preprocessor((tf.constant(np.repeat(contexts, 3)),
                            tf.constant(np.reshape(choices, [-1]))))
-    inputs = {k: tf.reshape(v, [2, 3, TINY_SEQ_LENGTH]) for k, v in packed.items()}
+    inputs = {k: tf.reshape(v, [2, 3, -1]) for k, v in packed.items()}
     logits = restored.model(inputs, training=False).numpy()
     np.testing.assert_allclose(out["logits"].numpy(), logits, atol=1e-5)
     assert out["choice"].numpy().tolist() == logits.argmax(-1).tolist()
