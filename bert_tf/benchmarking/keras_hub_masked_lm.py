@@ -9,6 +9,8 @@ import time
 import keras
 import tensorflow as tf
 
+from bert_tf.dtype_policy import policy_scope
+
 
 def keras_hub_masked_lm_runner(config, batch, num_steps, dtype="float32", jit_compile=False):
     """Builds keras-hub `BertMaskedLM` on `batch` (our batch dict); `run()` fits `num_steps`.
@@ -23,8 +25,7 @@ def keras_hub_masked_lm_runner(config, batch, num_steps, dtype="float32", jit_co
     """
     import keras_hub
 
-    keras.mixed_precision.set_global_policy(dtype)
-    try:
+    with policy_scope(dtype):
         backbone = keras_hub.models.BertBackbone(
             vocabulary_size=config.vocab_size, num_layers=config.num_hidden_layers,
             num_heads=config.num_attention_heads, hidden_dim=config.hidden_size,
@@ -36,8 +37,6 @@ def keras_hub_masked_lm_runner(config, batch, num_steps, dtype="float32", jit_co
             optimizer=keras.optimizers.AdamW(1e-4, weight_decay=0.01, global_clipnorm=1.0),
             loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
             jit_compile=jit_compile)
-    finally:
-        keras.mixed_precision.set_global_policy("float32")
     features = {"token_ids": batch["input_word_ids"], "segment_ids": batch["input_type_ids"],
                 "padding_mask": batch["input_mask"],
                 "mask_positions": batch["masked_lm_positions"]}

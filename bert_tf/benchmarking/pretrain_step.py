@@ -4,12 +4,12 @@ Times the compiled loop of `train_loop.Trainer` on one in-memory batch repeated 
 pipeline is benchmarked separately), so the figures are the model + optimizer cost.
 """
 
-import keras
 import tensorflow as tf
 
+from bert_tf.dtype_policy import policy_scope
+from bert_tf.models.bert_pretrainer import build_pretrainer
 from bert_tf.training.distribution import get_strategy
 from bert_tf.training.optimization import create_optimizer
-from bert_tf.models.bert_pretrainer import build_pretrainer
 from bert_tf.training.pretraining_loss import pretraining_loss_fn
 from bert_tf.training.train_loop import Trainer
 
@@ -45,14 +45,11 @@ def pretrain_step_runner(config, batch, num_steps, dtype="float32", jit_compile=
     """
     if num_steps % steps_per_loop:
         raise ValueError(f"num_steps={num_steps} is not a multiple of steps_per_loop={steps_per_loop}.")
-    keras.mixed_precision.set_global_policy(dtype)
-    try:
+    with policy_scope(dtype):
         strategy = get_strategy(distribution_strategy)
         with strategy.scope():
             model = build_pretrainer(config)
             opt = create_optimizer(optimizer, 1e-4, 10**6, 10, dtype=dtype)
-    finally:
-        keras.mixed_precision.set_global_policy("float32")
     batch_size = batch["input_word_ids"].shape[0]
     trainer = Trainer(strategy, model, pretraining_loss_fn(batch_size), opt,
                       jit_compile=jit_compile)
