@@ -8,6 +8,8 @@
   python tools/benchmark.py --what=data --google_research_dir=/path/to/google-research/bert
   python tools/benchmark.py --what=export --model_dir=/tmp/minilm
   python tools/benchmark.py --what=pretrain_quality --num_steps=1000 --seed=1 --seed=2 --seed=3
+  python tools/benchmark.py --what=finetune --model_dir=/tmp/minilm --batch_size=32
+  python tools/benchmark.py --what=serving --model_dir=/tmp/minilm --batch_size=32
 
 Prints one JSON row per measurement. Peers (keras-hub, Hugging Face `tokenizers`) run in the
 same process where installed (`pip install -e '.[bench]'`), so ratios compare like with like
@@ -28,6 +30,10 @@ from bert_tf.benchmarking.timing import interleaved_median_seconds
 from bert_tf.configs import BertConfig
 from bert_tf.benchmarking.data import benchmark_create_pretraining_data, benchmark_dynamic_pretraining
 from bert_tf.benchmarking.export import benchmark_export
+from bert_tf.benchmarking.finetune import benchmark_finetune
+from bert_tf.benchmarking.mfu import model_flop_utilization
+from bert_tf.benchmarking.real_sentences import bbc_news_sentences
+from bert_tf.benchmarking.serving import benchmark_serving
 from bert_tf.benchmarking.tokenize import benchmark_tokenize
 from bert_tf.benchmarking.pretrain_step import pretrain_step_runner, synthetic_batch
 
@@ -36,7 +42,7 @@ CORPUS_DIR = os.path.join(os.path.dirname(__file__), "..", "bert_tf", "data", "c
 
 FLAGS = flags.FLAGS
 flags.DEFINE_enum("what", "encoder", ["encoder", "pretrain", "tokenize", "data", "export",
-                                     "pretrain_quality"],
+                                     "pretrain_quality", "finetune", "serving"],
                   "Which hot path to measure.")
 flags.DEFINE_string("bert_config_file", "official_configs/bert_config_base.json",
                     "Model shape (bert_config.json) for encoder/pretrain.")
@@ -53,7 +59,9 @@ flags.DEFINE_integer("repeats", 5, "Timed repeats per measurement; the median is
 flags.DEFINE_string("vocab_file", os.path.join(CORPUS_DIR, "vocab.txt"), "Tokenize/data vocab.")
 flags.DEFINE_string("text_file", os.path.join(CORPUS_DIR, "train.txt.gz"),
                     "Tokenize/data: real text, one sentence per line.")
-flags.DEFINE_string("model_dir", None, "Export: the model directory to export.")
+flags.DEFINE_string("model_dir", None, "Export/finetune/serving: the model directory (e.g. the "
+                    "converted MiniLM).")
+flags.DEFINE_integer("num_sentences", 4096, "Finetune/serving: BBC News sentences to use.")
 flags.DEFINE_string("google_research_dir", None, "Data: a checkout of github.com/google-research/bert, whose "
                     "create_pretraining_data.py runs as the peer (row skipped without it).")
 flags.DEFINE_integer("num_steps", 1000, "Pretrain_quality: training steps of each run.")
@@ -109,7 +117,8 @@ def _pretrain(config):
                 row = {"implementation": name, **settings, "seconds_per_step": per_step,
                        "sequences_per_second": FLAGS.batch_size / per_step,
                        "tokens_per_second": FLAGS.batch_size * FLAGS.seq_length / per_step,
-                       "gflop_per_s": flops * FLAGS.batch_size / per_step / 1e9}
+                       "gflop_per_s": flops * FLAGS.batch_size / per_step / 1e9,
+                       "mfu": model_flop_utilization(flops * FLAGS.batch_size / per_step, dtype)}
                 if peer and name != KERAS_HUB_PEER:
                     row["vs_keras_hub"] = peer / total
                 _print(row)
@@ -145,6 +154,19 @@ def main(argv):
     elif FLAGS.what == "tokenize":
         for row in benchmark_tokenize(FLAGS.vocab_file, _read_lines(FLAGS.text_file),
                                       repeats=FLAGS.repeats):
+            _print(row)
+    elif FLAGS.what in ("finetune", "serving"):
+        if not FLAGS.model_dir:
+            raise app.UsageError(f"--what={FLAGS.what} needs --model_dir.")
+        sentences, labels, names = bbc_news_sentences(FLAGS.num_sentences)
+        if FLAGS.what == "finetune":
+            rows = [row for dtype in FLAGS.dtype for row in benchmark_finetune(
+                FLAGS.model_dir, sentences, labels, names, FLAGS.batch_size, FLAGS.seq_length,
+                FLAGS.steps_per_repeat, dtype, FLAGS.repeats)]
+        else:
+            rows = benchmark_serving(FLAGS.model_dir, sentences, FLAGS.batch_size,
+                                     FLAGS.seq_length, FLAGS.repeats)
+        for row in rows:
             _print(row)
     elif FLAGS.what == "pretrain_quality":
         _pretrain_quality()
