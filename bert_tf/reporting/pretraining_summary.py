@@ -35,7 +35,9 @@ def _metric_lines(eval_metrics):
              + (f"   (unigram baseline {baseline:.4f})" if baseline is not None else ""),
              f"  masked-LM loss     {eval_metrics['mlm_loss']:.4f}"]
     if "nsp_accuracy" in eval_metrics:
-        lines.append(f"  NSP accuracy       {eval_metrics['nsp_accuracy']:.4f}   (chance 0.5)")
+        majority = eval_metrics.get("nsp_majority_baseline")
+        lines.append(f"  NSP accuracy       {eval_metrics['nsp_accuracy']:.4f}"
+                     + (f"   (majority-label guess {majority:.4f})" if majority is not None else ""))
     return lines
 
 

@@ -8,6 +8,7 @@ token-weighted sum by the batch's count of predictions; the two agree whenever e
 carry equally many predictions, as full-length examples do).
 """
 
+import numpy as np
 import tensorflow as tf
 
 from bert_tf.training.accuracy import top1_correct
@@ -64,3 +65,17 @@ def unigram_baseline_accuracy(batches):
     if not counts:
         raise ValueError("No masked predictions in the batches.")
     return max(counts.values()) / sum(counts.values())
+
+
+def majority_label_share(batches):
+    """Accuracy of always guessing the commoner next-sentence label of `batches`.
+
+    NSP's real chance level: short chunks always take a random B, so held-out pairs are not
+    50/50 (about 61% NotNext on the demo corpus at seq 64).
+    """
+    counts = np.zeros(2)
+    for batch in batches:
+        counts += np.bincount(np.asarray(batch["next_sentence_labels"]).ravel(), minlength=2)[:2]
+    if not counts.sum():
+        raise ValueError("No next-sentence labels in the batches.")
+    return float(counts.max() / counts.sum())

@@ -23,7 +23,8 @@ from bert_tf.training.distribution import check_batch_split, get_strategy, is_ch
 from bert_tf.training.optimization import create_optimizer
 from bert_tf.training.options import (RESUMABLE_CHANGES, PretrainingOptions,
                                       check_pretraining_options)
-from bert_tf.training.pretraining_loss import pretraining_loss_fn, unigram_baseline_accuracy
+from bert_tf.training.pretraining_loss import (majority_label_share, pretraining_loss_fn,
+                                              unigram_baseline_accuracy)
 from bert_tf.training.run_directory import claim_output_dir
 from bert_tf.training.train_loop import Trainer, run_training
 
@@ -174,8 +175,10 @@ def _train_and_write(run, progress_fn):
         max_eval_steps=options.max_eval_steps, progress_fn=progress_fn)
     eval_metrics = dict(result.eval_metrics)
     if run.eval_fn is not None:
-        eval_metrics["unigram_baseline"] = unigram_baseline_accuracy(
-            run.eval_dataset.take(options.max_eval_steps))
+        held_out = run.eval_dataset.take(options.max_eval_steps)
+        eval_metrics["unigram_baseline"] = unigram_baseline_accuracy(held_out)
+        if options.use_next_sentence:
+            eval_metrics["nsp_majority_baseline"] = majority_label_share(held_out)
     model_dir = options.output_dir
     if is_chief(strategy):
         write_model_dir(model_dir, config, vocab_file=options.vocab_file,

@@ -6,7 +6,8 @@ import tensorflow as tf
 
 from bert_tf.data.left_to_right import to_left_to_right
 from bert_tf.models.bert_pretrainer import build_pretrainer
-from bert_tf.training.pretraining_loss import pretraining_loss_fn, unigram_baseline_accuracy
+from bert_tf.training.pretraining_loss import (majority_label_share, pretraining_loss_fn,
+                                              unigram_baseline_accuracy)
 from bert_tf.training.train_step import model_inputs
 from tests.training.conftest import synthetic_examples
 
@@ -85,3 +86,9 @@ def test_unigram_baseline_is_the_share_of_the_most_frequent_target():
     batches = [{"masked_lm_ids": tf.constant([[5, 5, 9], [5, 7, 0]]),
                 "masked_lm_weights": tf.constant([[1.0, 1.0, 1.0], [1.0, 1.0, 0.0]])}]
     assert unigram_baseline_accuracy(batches) == pytest.approx(3 / 5)
+
+
+def test_nsp_majority_baseline_is_the_share_of_the_commoner_label():
+    batches = [{"next_sentence_labels": tf.constant([[1], [1], [0]])},
+               {"next_sentence_labels": tf.constant([[1], [0]])}]
+    assert majority_label_share(batches) == pytest.approx(3 / 5)
