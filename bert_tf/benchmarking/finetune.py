@@ -14,7 +14,7 @@ import keras
 import numpy as np
 import tensorflow as tf
 
-from bert_tf.benchmarking.keras_hub_masked_lm import _StepsTimer
+from bert_tf.benchmarking.keras_hub_masked_lm import StepsTimer
 from bert_tf.benchmarking.timing import interleaved_median_seconds
 from bert_tf.checkpoints.model_dir import read_config, restore_model_dir
 from bert_tf.data.length_bucketing import length_sorted_batches
@@ -89,7 +89,7 @@ def _keras_hub(model_dir, sentences, labels, num_classes, num_steps, dtype, batc
     dataset = tf.data.Dataset.from_tensor_slices((sentences, labels))
     dataset = dataset.shuffle(len(sentences), seed=0).repeat().batch(batch_size,
                                                                       drop_remainder=True)
-    timer = _StepsTimer()
+    timer = StepsTimer()
 
     def run():
         model.fit(dataset, epochs=1, steps_per_epoch=num_steps, verbose=0, callbacks=[timer])

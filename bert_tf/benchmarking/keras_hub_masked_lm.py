@@ -42,7 +42,7 @@ def keras_hub_masked_lm_runner(config, batch, num_steps, dtype="float32", jit_co
                 "mask_positions": batch["masked_lm_positions"]}
     dataset = tf.data.Dataset.from_tensors(
         (features, batch["masked_lm_ids"], batch["masked_lm_weights"])).repeat().prefetch(2)
-    timer = _StepsTimer()
+    timer = StepsTimer()
 
     def run():
         model.fit(dataset, epochs=1, steps_per_epoch=num_steps, verbose=0, callbacks=[timer])
@@ -51,7 +51,7 @@ def keras_hub_masked_lm_runner(config, batch, num_steps, dtype="float32", jit_co
     return run
 
 
-class _StepsTimer(keras.callbacks.Callback):
+class StepsTimer(keras.callbacks.Callback):
     def on_train_batch_begin(self, batch, logs=None):
         if batch == 0:
             self._start = time.perf_counter()
