@@ -3,6 +3,7 @@
 import numpy as np
 import tensorflow as tf
 
+from bert_tf.benchmarking.keras_hub_peer import keras_hub_backbone
 from bert_tf.benchmarking.flops import encoder_forward_flops
 from bert_tf.benchmarking.timing import interleaved_median_seconds
 from bert_tf.dtype_policy import policy_scope
@@ -22,13 +23,7 @@ def _ours(config, inputs):
 
 
 def _keras_hub(config, inputs):
-    import keras_hub  # dev-only peer
-
-    backbone = keras_hub.models.BertBackbone(
-        vocabulary_size=config.vocab_size, num_layers=config.num_hidden_layers,
-        num_heads=config.num_attention_heads, hidden_dim=config.hidden_size,
-        intermediate_dim=config.intermediate_size,
-        max_sequence_length=config.max_position_embeddings, dropout=config.hidden_dropout_prob)
+    backbone = keras_hub_backbone(config)
     return lambda batch: backbone({"token_ids": batch["input_word_ids"],
                                    "segment_ids": batch["input_type_ids"],
                                    "padding_mask": batch["input_mask"]},

@@ -14,6 +14,7 @@ import keras
 import numpy as np
 import tensorflow as tf
 
+from bert_tf.benchmarking.keras_hub_peer import keras_hub_backbone
 from bert_tf.benchmarking.keras_hub_masked_lm import StepsTimer
 from bert_tf.benchmarking.timing import interleaved_median_seconds
 from bert_tf.checkpoints.model_dir import read_config, restore_model_dir
@@ -71,12 +72,7 @@ def _keras_hub(model_dir, sentences, labels, num_classes, num_steps, dtype, batc
 
     config = read_config(model_dir)
     with policy_scope(dtype):
-        backbone = keras_hub.models.BertBackbone(
-            vocabulary_size=config.vocab_size, num_layers=config.num_hidden_layers,
-            num_heads=config.num_attention_heads, hidden_dim=config.hidden_size,
-            intermediate_dim=config.intermediate_size,
-            max_sequence_length=config.max_position_embeddings,
-            dropout=config.hidden_dropout_prob)
+        backbone = keras_hub_backbone(config)
         tokenizer = keras_hub.models.BertTokenizer(vocabulary=vocab_path(model_dir),
                                                    lowercase=lower_case)
         preprocessor = keras_hub.models.BertTextClassifierPreprocessor(

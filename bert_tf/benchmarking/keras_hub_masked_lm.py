@@ -9,6 +9,7 @@ import time
 import keras
 import tensorflow as tf
 
+from bert_tf.benchmarking.keras_hub_peer import keras_hub_backbone
 from bert_tf.dtype_policy import policy_scope
 
 
@@ -26,12 +27,7 @@ def keras_hub_masked_lm_runner(config, batch, num_steps, dtype="float32", jit_co
     import keras_hub
 
     with policy_scope(dtype):
-        backbone = keras_hub.models.BertBackbone(
-            vocabulary_size=config.vocab_size, num_layers=config.num_hidden_layers,
-            num_heads=config.num_attention_heads, hidden_dim=config.hidden_size,
-            intermediate_dim=config.intermediate_size,
-            max_sequence_length=config.max_position_embeddings,
-            dropout=config.hidden_dropout_prob)
+        backbone = keras_hub_backbone(config)
         model = keras_hub.models.BertMaskedLM(backbone, preprocessor=None)
         model.compile(
             optimizer=keras.optimizers.AdamW(1e-4, weight_decay=0.01, global_clipnorm=1.0),

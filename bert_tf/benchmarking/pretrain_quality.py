@@ -18,6 +18,7 @@ import shutil
 
 import tensorflow as tf
 
+from bert_tf.benchmarking.keras_hub_peer import keras_hub_backbone
 from bert_tf.data.pretraining_dataset import pretraining_dataset
 from bert_tf.training.optimization import NO_WEIGHT_DECAY, WarmupLinearDecay
 from bert_tf.training.pretraining_runner import PretrainingOptions, run_pretraining
@@ -98,11 +99,7 @@ def run_keras_hub(settings, config, seed):
     import keras_hub
 
     keras.utils.set_random_seed(seed)
-    backbone = keras_hub.models.BertBackbone(
-        vocabulary_size=config.vocab_size, num_layers=config.num_hidden_layers,
-        num_heads=config.num_attention_heads, hidden_dim=config.hidden_size,
-        intermediate_dim=config.intermediate_size, max_sequence_length=config.max_position_embeddings,
-        dropout=config.hidden_dropout_prob)
+    backbone = keras_hub_backbone(config)
     model = keras_hub.models.BertMaskedLM(backbone, preprocessor=None)
     schedule = WarmupLinearDecay(settings.learning_rate, settings.num_steps, settings.num_warmup_steps)
     optimizer = keras.optimizers.AdamW(schedule, weight_decay=0.01, global_clipnorm=1.0, epsilon=1e-6)

@@ -17,6 +17,7 @@ import time
 import numpy as np
 import tensorflow as tf
 
+from bert_tf.benchmarking.keras_hub_peer import keras_hub_backbone
 from bert_tf.benchmarking.timing import interleaved_median_seconds
 from bert_tf.checkpoints.model_dir import read_config
 from bert_tf.export.exporter import export_saved_model
@@ -36,11 +37,7 @@ def _keras_hub(model_dir, seq_length, lower_case):
     import keras_hub  # dev-only peer
 
     config = read_config(model_dir)
-    backbone = keras_hub.models.BertBackbone(
-        vocabulary_size=config.vocab_size, num_layers=config.num_hidden_layers,
-        num_heads=config.num_attention_heads, hidden_dim=config.hidden_size,
-        intermediate_dim=config.intermediate_size,
-        max_sequence_length=config.max_position_embeddings, dropout=config.hidden_dropout_prob)
+    backbone = keras_hub_backbone(config)
     preprocessor = keras_hub.models.BertTextClassifierPreprocessor(
         keras_hub.models.BertTokenizer(vocabulary=vocab_path(model_dir), lowercase=lower_case),
         sequence_length=seq_length)
