@@ -1,0 +1,20 @@
+"""`tools/benchmark.py` as a user runs it: one JSON row per measurement (tiny shape, one repeat)."""
+
+import json
+import os
+import subprocess
+import sys
+
+ROOT = os.path.join(os.path.dirname(__file__), "..", "..")
+
+
+def test_encoder_benchmark_prints_a_row_per_implementation():
+    command = [sys.executable, "tools/benchmark.py", "--what=encoder",
+               "--bert_config_file=official_configs/bert_config_tiny.json", "--batch_size=2",
+               "--seq_length=8", "--repeats=1"]
+    result = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr[-3000:]
+    rows = {row["implementation"]: row for row in map(json.loads, result.stdout.split("\n")[:-1])}
+    assert rows["bert_tf"]["seq_per_s"] > 0 and rows["bert_tf"]["batch"] == 2
+    # keras-hub is a dev-only peer: either measured beside ours or reported as not installed.
+    assert "seq_per_s" in rows["keras_hub"] or "not installed" in rows["keras_hub"]["error"]
