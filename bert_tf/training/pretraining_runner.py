@@ -175,7 +175,7 @@ def _train_and_write(run, progress_fn):
         max_eval_steps=options.max_eval_steps, progress_fn=progress_fn)
     eval_metrics = dict(result.eval_metrics)
     if run.eval_fn is not None:
-        held_out = run.eval_dataset.take(options.max_eval_steps)
+        held_out = list(run.eval_dataset.take(options.max_eval_steps))  # one pass, two baselines
         eval_metrics["unigram_baseline"] = unigram_baseline_accuracy(held_out)
         if options.use_next_sentence:
             eval_metrics["nsp_majority_baseline"] = majority_label_share(held_out)
