@@ -1,13 +1,19 @@
 """The pretraining-data pipeline on Apache Beam: text files in, TFRecord shards out.
 
     files ─ read documents ─ group by text hash ─ document keys ─ tokenize in batches
-      ─ count ─ random NotNext buckets ─ records (dupe copies, masks) ─ shard by sort key
-      ─ sort within shard ─ write
+      ─ count ─ random NotNext buckets (each sent to its parts) ─ records of a part
+      (dupe copies, masks) ─ shard by sort key ─ sort within shard ─ write
+
+A bucket's records are made in parts, on different workers, when there are
+fewer buckets than work units (a small corpus has one bucket): see
+`pretraining_records.bucket_records`.
 
 Each step is a function of `pretraining_records`; the pipeline only moves data
 between them. Beam runs it in-process (DirectRunner) or on Dataflow, Flink or
 Spark unchanged; the records are the same on all of them.
 """
+
+import os
 
 from bert_tf.data import beam_options
 from bert_tf.data import create_pretraining_data
@@ -54,7 +60,10 @@ class _Tokenize(beam.DoFn):
         from bert_tf.tokenization.bert_tokenizer import BertTokenizer  # pylint: disable=import-outside-toplevel
 
         tokenizer = BertTokenizer(self._vocab_file, lower_case=self._lower_case)
-        self._tokenize = tf.function(tokenizer.tokenize, input_signature=[tf.TensorSpec([None], tf.string)])
+        # autograph=False: the tokenizer has no Python control flow on tensors; autograph's
+        # conversion alone took 1.1 s of every worker's start-up.
+        self._tokenize = tf.function(tokenizer.tokenize, input_signature=[tf.TensorSpec([None], tf.string)],
+                                     autograph=False)
 
     def process(self, batch):
         id_documents = pretraining_records.tokenize_documents(self._tokenize, [sentences for _, sentences in batch])
@@ -68,22 +77,23 @@ class _Tokenize(beam.DoFn):
 
 
 class _BucketRecords(beam.DoFn):
-    """A bucket's `(key, id_document)`s → `(shard, (sort_key, record))`."""
+    """`((bucket, part, parts), [(key, id_document), ...])` → `(shard, (sort_key, record))`."""
 
     def __init__(self, options, num_shards):
         self._options, self._num_shards = options, num_shards
         self._instances = beam.metrics.Metrics.counter(_NAMESPACE, "instances")
 
     def setup(self):
-        self._builder = create_pretraining_data.instance_builder(
-            self._options, vocab_lib.load_vocab(self._options.vocab_file))
+        options = self._options
+        self._builder = create_pretraining_data.instance_builder(options, vocab_lib.load_vocab(options.vocab_file))
+        self._serialize = pretraining_records.RecordSerializer(
+            options.max_seq_length, options.max_predictions_per_seq, self._builder.vocab_size)
 
     def process(self, bucket):
-        _, documents = bucket
-        options = self._options
+        (_, part, parts), documents = bucket
         for sort_key, record in pretraining_records.bucket_records(
-                documents, self._builder, options.dupe_factor, options.random_seed, options.max_seq_length,
-                options.max_predictions_per_seq):
+                documents, self._builder, self._serialize, self._options.dupe_factor, self._options.random_seed,
+                part, parts):
             self._instances.inc()
             yield pretraining_records.shard_of(sort_key, self._num_shards), (sort_key, record)
 
@@ -94,6 +104,26 @@ def _num_buckets(num_documents, documents_per_bucket, input_files):
             f"got {num_documents} document(s) with WordPieces from {input_files}: NotNext pairs need at least "
             "two documents (separate documents by a blank line)")
     return pretraining_records.num_buckets(num_documents, documents_per_bucket)
+
+
+def _to_parts(document, random_seed, num_buckets, work_units):
+    """`(key, id_document)` → `((bucket, part, parts), (key, id_document))` for each part of its bucket."""
+    bucket = pretraining_records.bucket_of(document[0], random_seed, num_buckets)
+    parts = pretraining_records.parts_per_bucket(num_buckets, work_units)
+    return [((bucket, part, parts), document) for part in range(parts)]
+
+
+def _work_units(pipeline):
+    """Record-making work units that keep every worker busy: a few per DirectRunner worker.
+
+    Only speed depends on it, never the records. Distributed runners get one per bucket
+    (their corpora have many buckets).
+    """
+    options = pipeline.options.get_all_options()
+    workers = options.get("direct_num_workers", 1) or os.cpu_count()  # Beam: 0 workers = one per core.
+    if workers <= 1 or options.get("runner") not in (None, "DirectRunner"):
+        return 1
+    return 4 * workers
 
 
 def _write(shard, paths):
@@ -128,9 +158,8 @@ def build(pipeline, input_files, paths, options):
     shards = pipeline | "EveryShard" >> beam.Create([(i, None) for i in range(len(paths))])
     records = (
         documents
-        | "AssignBuckets" >> beam.Map(
-            lambda kv, n: (pretraining_records.bucket_of(kv[0], options.random_seed, n), kv),
-            n=beam.pvalue.AsSingleton(buckets))
+        | "AssignBuckets" >> beam.FlatMap(_to_parts, options.random_seed, beam.pvalue.AsSingleton(buckets),
+                                          _work_units(pipeline))
         | "GroupByBucket" >> beam.GroupByKey()
         | "Records" >> beam.ParDo(_BucketRecords(options, len(paths))))
     _ = ((records, shards)
