@@ -78,7 +78,7 @@ def read_documents(files, max_document_sentences=10000):
     """Yields the documents of `files` in order.
 
     Lines that are not valid UTF-8 or contain NUL bytes are skipped with a
-    warning naming file and line. A document that grows beyond
+    warning naming file and line (the first 10), and a count per file. A document that grows beyond
     `max_document_sentences` (typically a file without blank lines) is cut into
     pieces of that many sentences, with a warning: every piece must fit in
     memory, and NotNext pairs need more than one document.
@@ -95,12 +95,13 @@ def read_documents(files, max_document_sentences=10000):
     """
     for path in files:
         sentences, start, cut = [], 1, False
-        number = 0
+        number, skipped = 0, 0
         try:
             with _open_lines(path) as lines:
                 for number, raw_line in enumerate(lines, 1):
                     line = _decode(raw_line, path, number)
                     if line is None:
+                        skipped += 1
                         continue
                     if line:
                         if not sentences:
@@ -117,6 +118,9 @@ def read_documents(files, max_document_sentences=10000):
             yield Document(path, start, sentences)
         if number == 0:
             logging.warning("%s: input file is empty", path)
+        if skipped:
+            logging.warning("%s: skipped %d line(s) that are not UTF-8 text (the first ones are named above)",
+                            path, skipped)
         if cut:
             logging.warning(
                 "%s: documents longer than %d sentences were cut into pieces; is the blank line "
