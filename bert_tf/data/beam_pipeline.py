@@ -47,7 +47,7 @@ def _keyed(group):
 
 
 class _Tokenize(beam.DoFn):
-    """Batches of `(key, sentences)` → `(key, id_document)` for documents with pieces."""
+    """Batches of `(key, sentences)` → `(key, packed id_document)` for documents with pieces."""
 
     def __init__(self, vocab_file, lower_case):
         self._vocab_file, self._lower_case = vocab_file, lower_case
@@ -68,11 +68,11 @@ class _Tokenize(beam.DoFn):
     def process(self, batch):
         id_documents = pretraining_records.tokenize_documents(self._tokenize, [sentences for _, sentences in batch])
         for (key, _), id_document in zip(batch, id_documents):
-            if not id_document:
+            if id_document is None:
                 self._empty.inc()
                 continue
             self._documents.inc()
-            self._sentences.inc(len(id_document))
+            self._sentences.inc(len(id_document[2]) // 4)  # int32 sentence lengths
             yield key, id_document
 
 

@@ -51,7 +51,7 @@ def bucket_of(key, random_seed, num_buckets):
 
 
 def tokenize_documents(tokenize, documents):
-    """Tokenizes documents in one batch.
+    """Tokenizes documents in one batch (one call of `tokenize`), into packed id documents.
 
     Args:
       tokenize: a function from tf.string `[N]` to int ids, ragged
@@ -59,26 +59,42 @@ def tokenize_documents(tokenize, documents):
       documents: list of documents, each a list of sentence strings.
 
     Returns:
-      One id document per input document: a list of `(piece_ids, word_starts)`
-      (the `instance_builder` format) holding the sentences that have pieces;
-      a document without any pieces comes back as `[]`.
+      One packed id document per input document (see `unpack_document`),
+      holding the sentences that have pieces; `None` for a document without
+      any pieces.
     """
     ids = tokenize(tf.constant([s for d in documents for s in d], tf.string))
-    flat = ids.flat_values.numpy().tolist()
-    piece_splits = ids.values.row_splits.numpy()
-    word_splits = ids.row_splits.numpy()
+    flat = ids.flat_values.numpy().astype(np.int32)
+    starts = np.zeros(len(flat), dtype=np.uint8)
+    starts[ids.values.row_splits.numpy()[:-1]] = 1  # The first piece of every word.
+    sentence_ends = ids.values.row_splits.numpy()[ids.row_splits.numpy()]  # [sentences + 1] piece offsets
     results, k = [], 0
     for document in documents:
-        result = []
-        for _ in document:
-            first, last = piece_splits[word_splits[k]], piece_splits[word_splits[k + 1]]
-            if last > first:
-                starts = np.zeros(last - first, dtype=bool)
-                starts[piece_splits[word_splits[k]:word_splits[k + 1]] - first] = True
-                result.append((flat[first:last], starts.tolist()))
-            k += 1
-        results.append(result)
+        ends = sentence_ends[k:k + len(document) + 1]
+        k += len(document)
+        lengths = np.diff(ends)
+        lengths = lengths[lengths > 0].astype(np.int32)
+        first, last = ends[0], ends[-1]
+        results.append((flat[first:last].tobytes(), starts[first:last].tobytes(), lengths.tobytes())
+                       if last > first else None)
     return results
+
+
+def unpack_document(packed):
+    """A packed id document → list of `(piece_ids, word_starts)` sentences (`instance_builder`'s format).
+
+    Packed documents are three byte strings (int32 piece ids, uint8 word
+    starts, int32 sentence lengths): between pipeline stages they cost a
+    fraction of what nested lists of ints cost to encode and decode.
+    """
+    ids, starts, lengths = packed
+    ids = np.frombuffer(ids, np.int32).tolist()
+    starts = [bool(s) for s in np.frombuffer(starts, np.uint8).tolist()]
+    document, first = [], 0
+    for length in np.frombuffer(lengths, np.int32).tolist():
+        document.append((ids[first:first + length], starts[first:first + length]))
+        first += length
+    return document
 
 
 def parts_per_bucket(num_buckets, work_units):
@@ -95,8 +111,9 @@ def bucket_records(documents, builder, serialize, dupe_factor, random_seed, part
     `random.Random`, so the records do not depend on `parts`.
 
     Args:
-      documents: the bucket's `(key, id_document)` pairs, in any order; at
-        least two unless the whole corpus has one bucket of one document.
+      documents: the bucket's `(key, packed id_document)` pairs (see
+        `unpack_document`), in any order; at least two unless the whole
+        corpus has one bucket of one document.
       builder: an `instance_builder.InstanceBuilder`.
       serialize: a `RecordSerializer` (instance → record bytes).
       dupe_factor: copies per document, each with its own draws.
@@ -106,7 +123,7 @@ def bucket_records(documents, builder, serialize, dupe_factor, random_seed, part
     Raises:
       ValueError: if the bucket holds a single document (no other to draw from).
     """
-    documents = sorted(documents, key=lambda kv: kv[0])
+    documents = sorted(((key, unpack_document(packed)) for key, packed in documents), key=lambda kv: kv[0])
     if len(documents) < 2:
         raise ValueError(f"a NotNext bucket holds {len(documents)} document(s); NotNext pairs need two: "
                          "raise --documents_per_bucket")
