@@ -104,7 +104,7 @@ def _build_adapter(options):
     if task.label_names is None and not task.regression:
         task = sentence_task.infer_label_names(task, FLAGS.data_dir or "")
     preprocessor = BertPreprocessor(options.vocab(), lower_case=options.do_lower_case,
-                                    seq_length=options.max_seq_length)
+                                    seq_length=options.max_seq_length, padding=options.padding)
     return classifier_adapter(
         task, preprocessor,
         train=_read(task, "train") if FLAGS.do_train else None,

@@ -49,7 +49,7 @@ def _check(options):
 
 def _build_adapter(options):
     preprocessor = BertPreprocessor(options.vocab(), lower_case=options.do_lower_case,
-                                    seq_length=options.max_seq_length)
+                                    seq_length=options.max_seq_length, padding=options.padding)
     data = {split: swag.read_swag(_path(split)[1], with_labels=split != "test")
             for split in _splits()}
     return choice_adapter(preprocessor, data.get("train"), data.get("dev"), data.get("test"),

@@ -100,7 +100,7 @@ def _build_adapter(options):
 
     return tagger_adapter(names, featurize(train) if FLAGS.do_train else None,
                           featurize(dev), featurize(test), options.eval_batch_size,
-                          options.seed)
+                          options.seed, options.padding)
 
 
 if __name__ == "__main__":

@@ -82,7 +82,7 @@ def _build_adapter(options):
         train_features, eval_set if FLAGS.do_eval else None,
         eval_set if FLAGS.do_predict else None, FLAGS.version_2_with_negative,
         FLAGS.n_best_size, FLAGS.max_answer_length, FLAGS.null_score_diff_threshold,
-        options.eval_batch_size, options.seed)
+        options.eval_batch_size, options.seed, options.padding)
 
 
 if __name__ == "__main__":

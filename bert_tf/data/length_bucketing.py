@@ -13,7 +13,7 @@ Example:
 
 import tensorflow as tf
 
-from bert_tf.tokenization.bert_preprocessor import padded_width
+from bert_tf.tokenization.bert_preprocessor import default_bucket_lengths, padded_width
 
 # Batches sorted together. 64 batches of 32 sentences: a window of 2,048 sentences sorts
 # into batches whose lengths differ by a few tokens on real text.
@@ -27,7 +27,8 @@ def length_sorted_batches(dataset, length_fn, batch_size, window_batches=WINDOW_
     Args:
       dataset: `tf.data.Dataset` of single (unbatched) elements, already shuffled for training.
       length_fn: maps a batch of elements (the same structure, each tensor with a leading
-        window axis) to int `[window]` lengths; it runs once per window, so it can tokenize.
+        window axis; a tuple element is passed whole) to int `[window]` lengths; it runs once
+        per window, so it can tokenize.
       batch_size: elements per batch.
       window_batches: batches per sorted window.
       drop_remainder: drop each window's last, partial batch (training takes whole batches).
@@ -38,13 +39,16 @@ def length_sorted_batches(dataset, length_fn, batch_size, window_batches=WINDOW_
     Returns:
       A dataset of batches (the elements' structure with a leading batch axis).
     """
+    # `map` unpacks tuple elements into arguments; a one-element tuple must stay a tuple.
+    is_tuple = isinstance(dataset.element_spec, tuple)
+
     def sort(*elements):
-        elements = elements[0] if len(elements) == 1 else elements
+        elements = elements if is_tuple else elements[0]
         order = tf.argsort(length_fn(elements), stable=True)
         return tf.nest.map_structure(lambda t: tf.gather(t, order), elements)
 
     def cut(*elements):
-        elements = elements[0] if len(elements) == 1 else elements
+        elements = elements if is_tuple else elements[0]
         return tf.data.Dataset.from_tensor_slices(elements).batch(batch_size, drop_remainder)
 
     dataset = dataset.batch(batch_size * window_batches).map(sort).flat_map(cut)
@@ -63,13 +67,15 @@ def trim_to_longest(inputs, padding="longest", bucket_lengths=None, mask_key="in
 
     Args:
       inputs: dict of tensors `[B, S, ...]` (others, e.g. `[B]` targets, are kept as they are).
-      padding: "longest" or "buckets" (see `BertPreprocessor`).
-      bucket_lengths: the widths for "buckets", ending at S.
+      padding: "longest", "buckets" (see `BertPreprocessor`) or "fixed" (kept as it is).
+      bucket_lengths: the widths for "buckets", ending at S (default
+        `default_bucket_lengths(S)`).
       mask_key: the key of the int `[B, S]` mask (1 on real tokens).
     """
     mask = inputs[mask_key]
     seq_length = mask.shape[1]
     lengths = tf.reduce_sum(tf.cast(mask, tf.int32), axis=1)
-    width = padded_width(lengths, seq_length, padding, bucket_lengths)
+    width = padded_width(lengths, seq_length, padding,
+                         bucket_lengths or default_bucket_lengths(seq_length))
     return {key: value[:, :width] if value.shape.rank >= 2 and value.shape[1] == seq_length
             else value for key, value in inputs.items()}

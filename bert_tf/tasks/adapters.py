@@ -101,11 +101,15 @@ def _span_loss(global_batch):
 
 def squad_adapter(train_features=None, eval_set=None, predict_set=None, version_2=False,
                   n_best_size=20, max_answer_length=30, null_score_diff_threshold=0.0,
-                  batch_size=32, seed=0):
-    """SQuAD with `BertSpanLabeler`. `eval_set`, `predict_set`: (examples, features, data)."""
+                  batch_size=32, seed=0, padding="fixed"):
+    """SQuAD with `BertSpanLabeler`. `eval_set`, `predict_set`: (examples, features, data).
+
+    `padding` (fixed, longest, buckets) cuts each batch of windows (`squad_features.make_dataset`).
+    """
 
     def answers(model, examples, features):
-        logits = predict_outputs(model, squad_features.make_dataset(features, batch_size))
+        logits = predict_outputs(model, squad_features.make_dataset(features, batch_size,
+                                                                    padding=padding))
         return squad_postprocess.postprocess_predictions(
             examples, features, logits["start_logits"], logits["end_logits"], n_best_size,
             max_answer_length, version_2, null_score_diff_threshold)
@@ -123,7 +127,8 @@ def squad_adapter(train_features=None, eval_set=None, predict_set=None, version_
 
     def train_batches(size, skip):
         return _as_dict(squad_features.make_dataset(train_features, size, training=True,
-                                                    seed=seed, skip_batches=skip))
+                                                    seed=seed, skip_batches=skip,
+                                                    padding=padding))
 
     return TaskAdapter(
         info={"head": "span_labeler", "task_name": "squad_v2" if version_2 else "squad_v1.1"},
@@ -149,11 +154,16 @@ def _tagging_loss(global_batch):
     return loss_fn
 
 
-def tagger_adapter(label_names, train=None, dev=None, test=None, batch_size=32, seed=0):
-    """NER with `BertTokenClassifier`; `train`, `dev`, `test` are (sentences, features)."""
+def tagger_adapter(label_names, train=None, dev=None, test=None, batch_size=32, seed=0,
+                   padding="fixed"):
+    """NER with `BertTokenClassifier`; `train`, `dev`, `test` are (sentences, features).
+
+    `padding` (fixed, longest, buckets) cuts each batch of sentences (`conll.make_dataset`).
+    """
 
     def tags(model, sentences, features):
-        logits = predict_outputs(model, conll.make_dataset(features, batch_size))
+        logits = predict_outputs(model, conll.make_dataset(features, batch_size,
+                                                           padding=padding))
         return conll.predicted_tags(sentences, features, logits, label_names)
 
     def evaluate(model):
@@ -173,7 +183,7 @@ def tagger_adapter(label_names, train=None, dev=None, test=None, batch_size=32, 
 
     def train_batches(size, skip):
         return _as_dict(conll.make_dataset(train[1], size, training=True, seed=seed,
-                                           skip_batches=skip))
+                                           skip_batches=skip, padding=padding))
 
     return TaskAdapter(
         info={"head": "token_classifier", "label_names": list(label_names)},

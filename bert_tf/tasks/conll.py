@@ -15,6 +15,7 @@ import tensorflow as tf
 from absl import logging
 
 from bert_tf.tasks.table_reader import DataError, read_text, split_lines
+from bert_tf.tasks.text_batches import feature_batches
 
 IGNORE = -1
 _SEPARATORS = re.compile(r"[ \t]+")
@@ -177,7 +178,8 @@ def convert_sentences_to_features(sentences, tokenizer, label_names, max_seq_len
 
 
 def predicted_tags(sentences, features, logits, label_names):
-    """String tags per word from `[N, S, C]` logits; words cut by truncation get "O"."""
+    """String tags per word from `[N, W, C]` logits (W ≤ S: batches packed to their longest
+    hold every first piece); words cut by truncation get "O"."""
     best = np.argmax(np.asarray(logits), axis=-1)
     tags = []
     for row, words in enumerate(sentences.words):
@@ -186,14 +188,13 @@ def predicted_tags(sentences, features, logits, label_names):
     return tags
 
 
-def make_dataset(features, batch_size, training=False, seed=0, skip_batches=0):
-    """Batches of `(encoder inputs, label_ids)`; training data shuffled, repeated, whole batches."""
-    dataset = tf.data.Dataset.from_tensor_slices((features.model_inputs(), features.label_ids))
-    if training:
-        dataset = dataset.shuffle(len(features.label_ids), seed=seed,
-                                  reshuffle_each_iteration=True).repeat()
-    dataset = dataset.batch(batch_size, drop_remainder=training).skip(skip_batches)
-    return dataset.prefetch(tf.data.AUTOTUNE)
+def make_dataset(features, batch_size, training=False, seed=0, skip_batches=0, padding="fixed"):
+    """Batches of `(encoder inputs, {"label_ids"})`, each cut to the width `padding` gives its
+    longest sentence; training data shuffled, repeated, whole batches, sorted by length unless
+    `padding` is "fixed" (`text_batches.feature_batches`)."""
+    return feature_batches(features.model_inputs(), {"label_ids": features.label_ids},
+                           len(features.label_ids), batch_size, padding, training, seed,
+                           skip_batches)
 
 
 def _subset(sentences, indices):

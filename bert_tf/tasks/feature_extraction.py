@@ -49,10 +49,11 @@ def _packed(preprocessor, examples, indices):
 def extract_features(model_dir, examples, output_file, layers=(-1, -2, -3, -4),
                      max_seq_length=128, batch_size=8, do_lower_case=True):
     """Writes the JSONL for `examples` (`{linex_index: (text_a, text_b)}` from
-    `read_input_lines`); returns the number of lines written."""
+    `read_input_lines`), in input order, each batch packed to its own longest sequence (the
+    values at real tokens do not depend on the padding); returns the number of lines written."""
     vocab = load_vocab(vocab_path(model_dir))
     preprocessor = BertPreprocessor(vocab_path(model_dir), lower_case=do_lower_case,
-                                    seq_length=max_seq_length)
+                                    seq_length=max_seq_length, padding="longest")
     encoder = BertEncoder.from_pretrained(model_dir)
     # One layer per requested index, kept apart: concat of single-layer features.
     features = FrozenBertFeatures(encoder, layers=layers, combine="concat")

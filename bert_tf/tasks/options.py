@@ -16,6 +16,7 @@ from bert_tf.configs import BertConfig
 from bert_tf.dtype_policy import DTYPES
 from bert_tf.errors import UserError
 from bert_tf.options import OptionError, check_options, option
+from bert_tf.tokenization.bert_preprocessor import PADDINGS
 from bert_tf.training.distribution import STRATEGIES
 
 MODEL_SUBDIR = "model"
@@ -50,6 +51,12 @@ class FinetuningOptions:
     max_seq_length: int = option(128, "Tokens per sequence after WordPiece, [CLS] and [SEP] "
                                  "included (at most the model's max_position_embeddings).",
                                  lower_bound=MIN_SEQ_LENGTH)
+    padding: str = option("longest", "Width of each batch: longest (its longest sequence, a "
+                          "multiple of 8: least padding, for CPUs and GPUs), buckets (the "
+                          "nearest of 16, 32, 64, ... max_seq_length: a few shapes, each "
+                          "compiled once, for XLA on GPUs) or fixed (always max_seq_length: "
+                          "TPUs, which take one static shape). Unless fixed, training batches "
+                          "are sorted by length within shuffle windows.", choices=PADDINGS)
     train_batch_size: int = option(32, "Global training batch size.", lower_bound=1)
     eval_batch_size: int = option(8, "Batch size for evaluation and prediction.", lower_bound=1)
     learning_rate: float = option(5e-5, "Peak AdamW learning rate (> 0).", lower_bound=0.0)
@@ -98,6 +105,9 @@ def check_finetuning_options(options, do_train=True, do_eval=False, do_predict=F
     for name in ("learning_rate", "num_train_epochs"):
         if getattr(options, name) <= 0:
             raise OptionError(name, getattr(options, name), "must be greater than 0.")
+    if options.distribution_strategy == "tpu" and options.padding != "fixed":
+        raise OptionError("padding", options.padding, "TPUs take one static shape: use "
+                          "--padding=fixed with --distribution_strategy=tpu.")
     _check_model_source(options)
     _check_output_dir(options, do_train)
     config = options.bert_config()

@@ -140,13 +140,13 @@ def read_examples(task, data_dir, split):
 def make_dataset(examples, preprocessor, batch_size, training=False, seed=0, skip_batches=0):
     """Batches of `(encoder inputs, labels)` (just the inputs for unlabeled examples).
 
-    Tokenization runs in-graph: `preprocessor` (a `BertPreprocessor`) is mapped over batches
-    (order and resumption: `text_batches`).
+    Tokenization runs in-graph: `preprocessor` (a `BertPreprocessor`) is mapped over batches;
+    unless its padding is "fixed", training batches are sorted by length (`text_batches`).
     """
     texts = (examples.text_a,) if examples.text_b is None else (examples.text_a, examples.text_b)
     return text_batches(texts, examples.labels, len(examples),
                         lambda batch: preprocessor(_segments(batch)), batch_size, training,
-                        seed, skip_batches)
+                        seed, skip_batches, sort_by_length=preprocessor.padding != "fixed")
 
 
 def _segments(texts):

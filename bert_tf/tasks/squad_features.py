@@ -15,6 +15,7 @@ import tensorflow as tf
 from absl import logging
 
 from bert_tf.tasks.table_reader import DataError
+from bert_tf.tasks.text_batches import feature_batches
 
 _TOKENIZE_BATCH = 256
 _FEATURE_NAMES = ("input_word_ids", "input_type_ids", "input_mask", "start_positions",
@@ -166,14 +167,15 @@ def _window_row(tokenizer, query, doc, starts, ends, spans, span_index, answer, 
             "token_byte_spans": byte_spans, "token_is_max_context": max_context}
 
 
-def make_dataset(features, batch_size, training=False, seed=0, skip_batches=0):
-    """Batches of encoder inputs, with `{start_positions, end_positions}` targets when training."""
-    inputs = features.model_inputs()
+def make_dataset(features, batch_size, training=False, seed=0, skip_batches=0, padding="fixed"):
+    """Batches of encoder inputs, with `{start_positions, end_positions}` targets when training.
+
+    Each batch is cut to the width `padding` gives its longest window; training batches are
+    sorted by length unless `padding` is "fixed" (`text_batches.feature_batches`).
+    """
+    targets = None
     if training:
         targets = {"start_positions": features.start_positions,
                    "end_positions": features.end_positions}
-        dataset = tf.data.Dataset.from_tensor_slices((inputs, targets))
-        dataset = dataset.shuffle(len(features), seed=seed, reshuffle_each_iteration=True).repeat()
-        dataset = dataset.batch(batch_size, drop_remainder=True).skip(skip_batches)
-        return dataset.prefetch(tf.data.AUTOTUNE)
-    return tf.data.Dataset.from_tensor_slices(inputs).batch(batch_size).prefetch(tf.data.AUTOTUNE)
+    return feature_batches(features.model_inputs(), targets, len(features), batch_size, padding,
+                           training, seed, skip_batches)

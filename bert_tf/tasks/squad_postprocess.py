@@ -1,7 +1,9 @@
 """Start/end logits of SQuAD windows → answer texts, n-best lists and no-answer odds.
 
 Follows google-research `run_squad.py` `write_predictions`: the `n_best_size` best starts and
-ends of each window, spans inside the context, the token's max-context window,
+ends of each window's context tokens (google-research ranks every position, so [CLS], question
+and padding tokens could take places in the n best; ranking only the context makes the answer
+independent of the padding), spans inside the context, the token's max-context window,
 `end >= start`, at most `max_answer_length` tokens; for v2.0 the null span ([CLS]) with the
 lowest score over windows competes, and the answer is "" when
 `null score − best non-null score > null_score_diff_threshold`. Text comes from the context
@@ -34,7 +36,7 @@ def postprocess_predictions(examples, features, start_logits, end_logits, n_best
     Args:
       examples: the `SquadExample`s the features were made from.
       features: their `SquadFeatures`.
-      start_logits, end_logits: float `[N, S]`, one row per window.
+      start_logits, end_logits: float `[N, W]`, one row per window (W ≤ S: padding cut).
 
     Returns:
       (predictions: id → text, nbest: id → list of {text, probability, start_logit,
@@ -69,11 +71,15 @@ def postprocess_predictions(examples, features, start_logits, end_logits, n_best
 
 def _window_candidates(context, features, window, starts, ends, n_best_size, max_answer_length):
     """(score, text, start logit, end logit) of the valid spans among a window's best ends."""
-    spans = features.token_byte_spans[window]
+    # Rows may be narrower than S (batches packed to their longest); context lies within them.
+    spans = features.token_byte_spans[window][:len(starts)]
     max_context = features.token_is_max_context[window]
+    # Only context tokens are ranked: [CLS], the question, [SEP] and padding never answer,
+    # and how much padding a window has (its batch's width) must not change its n best.
+    in_context = spans[:, 0] >= 0
     candidates = []
-    for s in _top(starts, n_best_size):
-        for e in _top(ends, n_best_size):
+    for s in _top(np.where(in_context, starts, -np.inf), n_best_size):
+        for e in _top(np.where(in_context, ends, -np.inf), n_best_size):
             if spans[s, 0] < 0 or spans[e, 0] < 0 or not max_context[s]:
                 continue
             if e < s or e - s + 1 > max_answer_length:

@@ -56,7 +56,8 @@ def read_swag(path, with_labels=True, num_choices=NUM_CHOICES):
 
 
 def make_dataset(examples, preprocessor, batch_size, training=False, seed=0, skip_batches=0):
-    """Batches of (encoder inputs `[B, C, S]`, labels `[B]`); tokenized in-graph."""
+    """Batches of (encoder inputs `[B, C, W]`, labels `[B]`); tokenized in-graph, W as the
+    preprocessor's padding gives it (training batches sorted by length unless "fixed")."""
     num_choices = len(examples.choices[0])
     contexts = np.repeat(np.asarray(examples.contexts, object)[:, None], num_choices, axis=1)
     texts = (contexts.astype(str), np.asarray(examples.choices, str))
@@ -68,4 +69,5 @@ def make_dataset(examples, preprocessor, batch_size, training=False, seed=0, ski
                 for name, value in inputs.items()}
 
     return text_batches(texts, examples.labels, len(examples), pack, batch_size,
-                        training, seed, skip_batches)
+                        training, seed, skip_batches,
+                        sort_by_length=preprocessor.padding != "fixed")

@@ -42,6 +42,10 @@ class TaskAdapter:
 def predict_outputs(model, dataset):
     """Runs `model` in inference mode over `dataset` (inputs, or (inputs, targets)) → numpy.
 
+    Batches packed to their own longest sequence give sequence outputs of different widths:
+    each is padded with zeros to the widest before they are joined, so row i is example i and
+    its real positions hold the model's outputs (the zeros past a batch's width are no output).
+
     Raises:
       DataError: the dataset has no batch.
     """
@@ -52,4 +56,12 @@ def predict_outputs(model, dataset):
         outputs.append(tf.nest.map_structure(lambda t: t.numpy(), forward(inputs)))
     if not outputs:
         raise DataError("No batches to predict on: the dataset is empty.")
-    return tf.nest.map_structure(lambda *parts: np.concatenate(parts), *outputs)
+    return tf.nest.map_structure(_concatenate_padded, *outputs)
+
+
+def _concatenate_padded(*parts):
+    """Joins `[B_i, ...]` arrays on axis 0, zero-padding every other axis to the largest."""
+    widest = np.max([part.shape for part in parts], axis=0)[1:]
+    return np.concatenate([np.pad(part, [(0, 0)] + [(0, w - n) for w, n in
+                                                     zip(widest, part.shape[1:])])
+                           for part in parts])
