@@ -43,10 +43,17 @@ def _check(model_dir, tmp_path, modes=(True, False, False), **overrides):
     ("max_seq_length", 2, "must be at least 3"),
     ("max_seq_length", 65, "must be at most the model's max_position_embeddings=64"),
     ("dtype", "float16", "choose one of"),
+    ("padding", "widest", "choose one of"),
 ])
 def test_bounds_are_named_as_flags(model_dir, tmp_path, name, value, reason):
     with pytest.raises(OptionError, match=f"--{name}={value}: {reason}"):
         _check(model_dir, tmp_path, **{name: value})
+
+
+def test_tpu_runs_take_fixed_padding(model_dir, tmp_path):
+    with pytest.raises(OptionError, match="--padding=longest: TPUs take one static shape"):
+        _check(model_dir, tmp_path, distribution_strategy="tpu")
+    _check(model_dir, tmp_path, distribution_strategy="tpu", padding="fixed")
 
 
 def test_output_dir_is_required(model_dir, tmp_path):
