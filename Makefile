@@ -27,8 +27,10 @@ install-test: $(VENV)/.installed-test
 demo: $(VENV)/.installed
 	$(PY) -m bert_tf.run_pretraining --flagfile=official_configs/demo.flags $(DEMO_FLAGS)
 
+# Two workers (pytest-xdist): most tests wait on one core (a subprocess importing TensorFlow,
+# Python-side data work), so two overlap on a 2-core CI machine; worksteal evens out the tail.
 test: $(VENV)/.installed-test
-	$(PY) -m pytest tests -q
+	$(PY) -m pytest tests -q -n 2 --dist worksteal
 
 clean:
 	rm -rf $(VENV) demo_output

@@ -30,8 +30,9 @@ setuptools.setup(
         "matplotlib",
     ],
     extras_require={
-        # safetensors reads/writes Hugging Face checkpoints without torch.
-        "test": ["pytest", "safetensors", "apache-beam"],
+        # safetensors reads/writes Hugging Face checkpoints without torch; pytest-xdist runs
+        # `make test` on two workers (the suite is mostly one-core subprocess start-ups).
+        "test": ["pytest", "pytest-xdist", "safetensors", "apache-beam"],
         "hf": ["safetensors"],
         # The data tools (create_pretraining_data, build_vocab) run on Apache Beam. Beam pins
         # protobuf below 7 (6.33 next to TensorFlow 2.21, which works); add [gcp] for Dataflow.
