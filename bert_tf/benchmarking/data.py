@@ -70,12 +70,13 @@ def _count_records(pattern):
 
 
 def benchmark_create_pretraining_data(input_file, vocab_file, google_research_dir=None, dupe_factor=5,
-                                      max_seq_length=128, max_predictions_per_seq=20, num_workers=(1, 2)):
+                                      max_seq_length=128, max_predictions_per_seq=20, num_workers=(1, 2), copies=1):
     """Runs google-research's `create_pretraining_data.py` (if `google_research_dir`) and ours.
 
     Ours runs on the DirectRunner with each of `num_workers` (2 and more in Beam's
     multi_processing mode). All read the same uncompressed copy of `input_file`
-    with the same flags.
+    (repeated `copies` times, to amortise start-up: each Beam worker process
+    imports TensorFlow) with the same flags.
 
     Returns:
       A list of dicts: `implementation, seconds, sentences_per_s` (input sentences),
@@ -90,7 +91,7 @@ def benchmark_create_pretraining_data(input_file, vocab_file, google_research_di
         text_file = os.path.join(work, "input.txt")
         opener = gzip.open if input_file.endswith(".gz") else open
         with opener(input_file, "rt", encoding="utf-8") as src, open(text_file, "w", encoding="utf-8") as dst:
-            text = src.read()
+            text = "\n\n".join([src.read()] * copies)  # A blank line ends the last document of a copy.
             dst.write(text)
         sentences = sum(1 for line in text.splitlines() if line.strip())
         commands = {}
