@@ -4,9 +4,10 @@
         --do_train --do_eval --output_dir=/tmp/ner
 
 The data folder holds train.txt, dev.txt and test.txt (`word ... label` lines, blank lines
-between sentences); --train_file etc. override them, and --dev_fraction carves a seeded dev
-split out of a corpus without one. Labels go on each word's first WordPiece; the metric is
-conlleval's entity-level F1. A rerun resumes from the newest checkpoint in --output_dir.
+between sentences); --train_file etc. override them, and --dev_fraction carves a dev split
+out of a corpus without one (seeded by --split_seed, so runs with different --seed share one
+dev set). Labels go on each word's first WordPiece; the metric is conlleval's entity-level F1.
+A rerun resumes from the newest checkpoint in --output_dir.
 """
 
 import os
@@ -27,8 +28,10 @@ flags.DEFINE_string("train_file", None, "Training file (default: data_dir/train.
 flags.DEFINE_string("dev_file", None, "Dev file (default: data_dir/dev.txt).")
 flags.DEFINE_string("test_file", None, "Test file (default: data_dir/test.txt).")
 flags.DEFINE_float("dev_fraction", 0.0, "Split this fraction (0 to below 1) of the training "
-                   "sentences off as the dev set (seeded by --seed) instead of reading a dev "
-                   "file.", lower_bound=0.0, upper_bound=1.0)
+                   "sentences off as the dev set (seeded by --split_seed) instead of reading a "
+                   "dev file.", lower_bound=0.0, upper_bound=1.0)
+flags.DEFINE_integer("split_seed", 0, "Seed of the --dev_fraction split, apart from --seed so "
+                     "that runs with different seeds score on the same dev sentences.")
 flags.DEFINE_string("tfds_data_dir", None, "Read a prepared TFDS conll2003 from here instead "
                     "(splits train, dev, test; its tag names).")
 flags.DEFINE_integer("label_column", -1, "Field holding the tag (default: the last; field 0 "
@@ -83,7 +86,7 @@ def _build_adapter(options):
     if FLAGS.do_train or FLAGS.dev_fraction > 0 or names is None:
         train = _read("train", options)
     if FLAGS.dev_fraction > 0:
-        train, dev = conll.split_sentences(train, FLAGS.dev_fraction, seed=options.seed)
+        train, dev = conll.split_sentences(train, FLAGS.dev_fraction, seed=FLAGS.split_seed)
     elif FLAGS.do_eval:
         dev = _read("dev", options)
     if FLAGS.do_predict:

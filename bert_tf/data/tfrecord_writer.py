@@ -1,4 +1,5 @@
-"""Writes pretraining instances as google-research/bert TFRecords.
+"""Writes pretraining TFRecord shards (google-research/bert features, see
+`pretraining_records.RecordSerializer`).
 
 Features (fixed length, names and dtypes of google-research
 `create_pretraining_data.py`): `input_ids`, `input_mask`, `segment_ids`
@@ -10,40 +11,6 @@ float; `next_sentence_labels` [1] int64 (1 = B is a random sentence).
 import os
 
 import tensorflow as tf
-
-
-def _int64s(values):
-    return tf.train.Feature(int64_list=tf.train.Int64List(value=values))
-
-
-def _floats(values):
-    return tf.train.Feature(float_list=tf.train.FloatList(value=values))
-
-
-def serialize_instance(instance, max_seq_length, max_predictions_per_seq):
-    """Returns a `TrainingInstance` as serialized `tf.train.Example` bytes.
-
-    Serialization is deterministic (`deterministic=True`: protobuf map order is
-    otherwise free to change between runs), so equal inputs give equal files.
-    """
-    length = len(instance.input_ids)
-    if length > max_seq_length or len(instance.masked_lm_positions) > max_predictions_per_seq:
-        raise ValueError(f"instance of {length} tokens / {len(instance.masked_lm_positions)} predictions does not fit "
-                         f"max_seq_length={max_seq_length} / max_predictions_per_seq={max_predictions_per_seq}")
-    pad = max_seq_length - length
-    num_masked = len(instance.masked_lm_positions)
-    pad_masked = max_predictions_per_seq - num_masked
-    features = {
-        "input_ids": _int64s(instance.input_ids + [0] * pad),
-        "input_mask": _int64s([1] * length + [0] * pad),
-        "segment_ids": _int64s(instance.segment_ids + [0] * pad),
-        "masked_lm_positions": _int64s(instance.masked_lm_positions + [0] * pad_masked),
-        "masked_lm_ids": _int64s(instance.masked_lm_ids + [0] * pad_masked),
-        "masked_lm_weights": _floats([1.0] * num_masked + [0.0] * pad_masked),
-        "next_sentence_labels": _int64s([1 if instance.is_random_next else 0]),
-    }
-    example = tf.train.Example(features=tf.train.Features(feature=features))
-    return example.SerializeToString(deterministic=True)
 
 
 def check_new_and_writable(paths):
