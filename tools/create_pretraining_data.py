@@ -62,7 +62,7 @@ def main(argv):
         lib.create_pretraining_data(FLAGS.input_file, FLAGS.output_file, options,
                                     num_output_shards=FLAGS.num_output_shards,
                                     beam_pipeline_options=FLAGS.beam_pipeline_options)
-    except ValueError as error:  # option checks of the instance builder: one line, like UserError
+    except (ValueError, lib.DataLossError) as error:  # option checks, or a runner bug: one line
         raise errors.UserError(str(error)) from None
 
 

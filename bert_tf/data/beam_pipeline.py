@@ -26,6 +26,8 @@ beam = beam_options.import_beam()
 
 _NAMESPACE = "bert_tf"
 COUNTERS = ("documents", "empty_documents", "sentences", "instances")
+# Counted on both sides of the grouping steps, so that a runner that drops data is caught.
+_CHECK_COUNTERS = ("documents_read", "records_written")
 
 
 class _ReadDocuments(beam.DoFn):
@@ -33,9 +35,11 @@ class _ReadDocuments(beam.DoFn):
 
     def __init__(self, max_document_sentences):
         self._max_document_sentences = max_document_sentences
+        self._read = beam.metrics.Metrics.counter(_NAMESPACE, "documents_read")
 
     def process(self, path):
         for document in document_reader.read_documents([path], self._max_document_sentences):
+            self._read.inc()
             yield pretraining_records.content_hash(document.sentences), document.sentences
 
 
@@ -129,7 +133,8 @@ def _work_units(pipeline):
 def _write(shard, paths):
     index, records = shard
     records = sorted(r for r in records if r is not None)
-    tfrecord_writer.write_shard(paths[index], (record for _, record in records))
+    written = tfrecord_writer.write_shard(paths[index], (record for _, record in records))
+    beam.metrics.Metrics.counter(_NAMESPACE, "records_written").inc(written)
 
 
 def build(pipeline, input_files, paths, options):
@@ -169,8 +174,17 @@ def build(pipeline, input_files, paths, options):
 
 
 def counters(result):
-    """The pipeline's counts (`COUNTERS`) from a finished run's metrics."""
-    totals = dict.fromkeys(COUNTERS, 0)
+    """The pipeline's counts (`COUNTERS`) from a finished run's metrics.
+
+    Raises:
+      create_pretraining_data.DataLossError: if the runner lost documents or records between two steps.
+    """
+    totals = dict.fromkeys(COUNTERS + _CHECK_COUNTERS, 0)
     for counter in result.metrics().query(beam.metrics.MetricsFilter().with_namespace(_NAMESPACE))["counters"]:
         totals[counter.key.metric.name] += counter.committed if counter.committed is not None else counter.attempted
+    read, tokenized = totals.pop("documents_read"), totals["documents"] + totals["empty_documents"]
+    written = totals.pop("records_written")
+    if read != tokenized or written != totals["instances"]:
+        raise create_pretraining_data.DataLossError(f"the Beam runner lost data: {read} documents read, {tokenized} tokenized; "
+                            f"{totals['instances']} records made, {written} written")
     return totals

@@ -32,6 +32,10 @@ from bert_tf.tokenization import vocab as vocab_lib
 _MIN_DOCUMENTS_PER_BUCKET = 50
 
 
+class DataLossError(RuntimeError):
+    """The Beam runner delivered fewer documents or records to a step than the step before made."""
+
+
 @dataclasses.dataclass
 class Options:
     """Flags of `tools/create_pretraining_data.py` (google-research names and defaults)."""
@@ -126,6 +130,7 @@ def create_pretraining_data(input_patterns, output_file, options, num_output_sha
     Raises:
       document_reader.InputError: for unusable input files.
       ValueError: for bad options or an output path that exists or cannot be written.
+      DataLossError: if the runner lost data (the output files are removed).
       bert_tf.errors.MissingExtraError: without apache_beam.
     """
     check_options(options)
@@ -142,7 +147,11 @@ def create_pretraining_data(input_patterns, output_file, options, num_output_sha
     start = time.monotonic()
     pipeline = beam.Pipeline(options=beam_options.pipeline_options(beam_pipeline_options))
     beam_pipeline.build(pipeline, input_files, paths, options)
-    stats = beam_pipeline.counters(beam_options.run(pipeline))
+    try:
+        stats = beam_pipeline.counters(beam_options.run(pipeline))
+    except DataLossError as error:
+        tfrecord_writer.remove(paths)  # They did not exist before the run (checked above).
+        raise DataLossError(f"{error}; the output files were removed: run again") from None
     stats["seconds"] = time.monotonic() - start
     stats["output_files"] = paths
     logging.info("wrote %d instances from %d documents (%d sentences) in %.1f s", stats["instances"],

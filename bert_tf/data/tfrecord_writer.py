@@ -33,6 +33,13 @@ def check_new_and_writable(paths):
             raise ValueError(f"cannot write output file {path}: {getattr(error, 'message', error)}") from error
 
 
+def remove(paths):
+    """Deletes those of `paths` that exist."""
+    for path in paths:
+        if tf.io.gfile.exists(path):
+            tf.io.gfile.remove(path)
+
+
 def write_shard(path, records):
     """Writes `records` (bytes) to the TFRecord file `path`; returns how many.
 

@@ -99,3 +99,17 @@ def test_without_beam_the_error_names_the_extra(tmp_path, monkeypatch):
     monkeypatch.setitem(sys.modules, "apache_beam", None)  # `import apache_beam` now fails.
     with pytest.raises(errors.MissingExtraError, match=r"pip install 'bert_tf\[beam\]'"):
         cpd.create_pretraining_data(HELDOUT, str(tmp_path / "r"), _OPTIONS)
+
+
+def test_records_the_runner_loses_are_reported_and_the_output_removed(tmp_path, monkeypatch):
+    real_write = beam_pipeline._write
+
+    def write_dropping_one(shard, paths):  # a runner that lost one record in the shuffle
+        index, records = shard
+        return real_write((index, [r for r in records if r is not None][1:]), paths)
+
+    monkeypatch.setattr(beam_pipeline, "_write", write_dropping_one)
+    with pytest.raises(cpd.DataLossError, match=r"the Beam runner lost data: (\d+) documents read, \1 tokenized; "
+                                                r"\d+ records made, \d+ written; the output files were removed"):
+        cpd.create_pretraining_data(HELDOUT, str(tmp_path / "r"), _OPTIONS, num_output_shards=2)
+    assert list(tmp_path.iterdir()) == []
