@@ -140,16 +140,22 @@ def squad_adapter(train_features=None, eval_set=None, predict_set=None, version_
 
 
 def _tagging_loss(global_batch):
-    """Cross-entropy on labelled positions (first pieces), averaged per sentence."""
+    """Cross-entropy on labelled positions (first pieces), averaged over the batch's labelled tokens.
+
+    As the Model Garden's tagging task and Hugging Face's token classifiers: every labelled
+    token weighs the same, whatever the length of its sentence. Each replica (or micro-batch)
+    averages its own tokens and weighs that mean by its share of the global batch.
+    """
     def loss_fn(batch, logits):
         labels = batch["label_ids"]
         weights = tf.cast(labels != conll.IGNORE, tf.float32)
         labelled = tf.maximum(labels, 0)  # IGNORE positions carry weight 0
         per_token = tf.nn.sparse_softmax_cross_entropy_with_logits(labelled, logits)
-        count = tf.reduce_sum(weights, axis=1)
-        per_example = tf.reduce_sum(per_token * weights, axis=1) / tf.maximum(count, 1.0)
+        token_mean = tf.math.divide_no_nan(tf.reduce_sum(per_token * weights),
+                                           tf.reduce_sum(weights))
+        share = tf.cast(tf.shape(labels)[0], tf.float32) / global_batch
         correct = top1_correct(logits, labelled)
-        return _average(per_example, global_batch), {
+        return token_mean * share, {
             "token_accuracy": (tf.reduce_sum(correct * weights), tf.reduce_sum(weights))}
     return loss_fn
 

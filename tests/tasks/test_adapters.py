@@ -9,7 +9,7 @@ import pytest
 
 from bert_tf.checkpoints.model_dir import read_model_info
 from bert_tf.tasks import conll, squad_features, squad_reader, swag
-from bert_tf.tasks.adapters import choice_adapter, squad_adapter, tagger_adapter
+from bert_tf.tasks.adapters import _tagging_loss, choice_adapter, squad_adapter, tagger_adapter
 from bert_tf.tasks.finetuning import run_finetuning
 from bert_tf.tasks.options import FinetuningOptions
 from bert_tf.tasks.table_reader import DataError
@@ -84,3 +84,18 @@ def test_tagging_run_writes_conlleval_predictions(tiny_model_dir, tmp_path, stra
     lines = (tmp_path / "out" / "test_predictions.txt").read_text().splitlines()
     assert lines[0].split()[:2] == ["John", "B-PER"] and lines[4] == ""
     assert read_model_info(str(tmp_path / "out" / "model"))["label_names"] == list(names)
+
+
+def test_tagging_loss_weighs_every_labelled_token_alike():
+    rng = np.random.default_rng(0)
+    logits = rng.normal(size=(3, 6, 4)).astype(np.float32)
+    labels = np.array([[1, conll.IGNORE, 2, conll.IGNORE, conll.IGNORE, conll.IGNORE],
+                       [0, 3, 3, 1, 2, conll.IGNORE],
+                       [conll.IGNORE] * 6], np.int32)  # sentences of 2, 5 and 0 labelled tokens
+    log_softmax = logits - np.log(np.exp(logits).sum(-1, keepdims=True))
+    token_losses = [-log_softmax[b, s, labels[b, s]] for b, s in zip(*np.nonzero(labels >= 0))]
+    loss, metrics = _tagging_loss(3)({"label_ids": labels}, logits)
+    np.testing.assert_allclose(float(loss), np.mean(token_losses), rtol=1e-5)
+    assert float(metrics["token_accuracy"][1]) == 7
+    half, _ = _tagging_loss(6)({"label_ids": labels}, logits)  # one of two replicas
+    np.testing.assert_allclose(float(half), np.mean(token_losses) / 2, rtol=1e-5)
