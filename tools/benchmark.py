@@ -64,6 +64,8 @@ flags.DEFINE_string("model_dir", None, "Export/finetune/serving: the model direc
 flags.DEFINE_integer("num_sentences", 4096, "Finetune/serving: BBC News sentences to use.")
 flags.DEFINE_string("google_research_dir", None, "Data: a checkout of github.com/google-research/bert, whose "
                     "create_pretraining_data.py runs as the peer (row skipped without it).")
+flags.DEFINE_integer("data_copies", 1, "Data: repeat --text_file this many times (amortises each Beam "
+                     "worker's start-up).", lower_bound=1)
 flags.DEFINE_integer("num_steps", 1000, "Pretrain_quality: training steps of each run.")
 flags.DEFINE_multi_integer("seed", [1, 2, 3], "Pretrain_quality: seeds (repeat the flag).")
 flags.DEFINE_string("work_dir", "/tmp/bert_tf_pretrain_quality", "Pretrain_quality: records and runs.")
@@ -172,7 +174,8 @@ def main(argv):
         _pretrain_quality()
     elif FLAGS.what == "data":
         for row in benchmark_create_pretraining_data(FLAGS.text_file, FLAGS.vocab_file,
-                                                     google_research_dir=FLAGS.google_research_dir):
+                                                     google_research_dir=FLAGS.google_research_dir,
+                                                     copies=FLAGS.data_copies):
             _print(row)
         _print(benchmark_dynamic_pretraining(FLAGS.text_file, FLAGS.vocab_file))
     else:
