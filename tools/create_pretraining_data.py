@@ -62,7 +62,9 @@ def main(argv):
         lib.create_pretraining_data(FLAGS.input_file, FLAGS.output_file, options,
                                     num_output_shards=FLAGS.num_output_shards,
                                     beam_pipeline_options=FLAGS.beam_pipeline_options)
-    except (ValueError, lib.DataLossError) as error:  # option checks, or a runner bug: one line
+    # Option checks, and a runner that lost data: the user can only fix the flags or rerun, so
+    # one line says which, as for a UserError; a trace would point into Beam, not at the cause.
+    except (ValueError, lib.DataLossError) as error:
         raise errors.UserError(str(error)) from None
 
 

@@ -16,6 +16,7 @@ import argparse
 import importlib.util
 import json
 import os
+import re
 
 import numpy as np
 
@@ -33,9 +34,9 @@ def _conlleval():
 def read_conll(path):
     """(words, tags) per sentence, as `bert_tf.tasks.conll.read_conll` reads them."""
     sentences, words, tags = [], [], []
-    with open(path, encoding="utf-8") as f:
+    with open(path, encoding="utf-8", newline="") as f:  # lines end at "\n" only, as ours
         for line in f.read().split("\n") + [""]:
-            fields = line.strip(" \t").replace("\t", " ").split()
+            fields = [f for f in re.split(r"[ \t]+", line.removesuffix("\r").strip(" \t")) if f]
             if not fields or fields[0] == "-DOCSTART-":
                 if words:
                     sentences.append((words, tags))

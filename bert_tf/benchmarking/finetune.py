@@ -2,7 +2,7 @@
 
 Three runners train a sentence classifier on the same BBC News sentences, tokenization
 included, timed in turns in one process:
-- "bert_tf bucketed": the classifier adapter's pipeline as `run_classifier` runs it by
+- "bert_tf longest": the classifier adapter's pipeline as `run_classifier` runs it by
   default: batches sorted by length within shuffle windows and packed to their own longest
   sentence (`padding="longest"`);
 - "bert_tf fixed": the same pipeline with `padding="fixed"`, every batch `seq_length` wide;
@@ -97,7 +97,7 @@ def benchmark_finetune(model_dir, sentences, labels, label_names, batch_size=32,
     longest = BertPreprocessor(vocab_path(model_dir), lower_case=lower_case,
                                seq_length=seq_length, padding="longest")
     runners = {}
-    for name, preprocessor in (("bert_tf bucketed", longest), ("bert_tf fixed", fixed)):
+    for name, preprocessor in (("bert_tf longest", longest), ("bert_tf fixed", fixed)):
         adapter = classifier_adapter(task, preprocessor, train=examples, batch_size=batch_size)
         runners[name] = _ours(model_dir, adapter.train_batches(batch_size, 0), adapter,
                               num_steps, dtype, batch_size)

@@ -177,7 +177,7 @@ def counters(result):
     """The pipeline's counts (`COUNTERS`) from a finished run's metrics.
 
     Raises:
-      create_pretraining_data.DataLossError: if the runner lost documents or records between two steps.
+      pretraining_records.DataLossError: if the runner lost documents or records between two steps.
     """
     totals = dict.fromkeys(COUNTERS + _CHECK_COUNTERS, 0)
     for counter in result.metrics().query(beam.metrics.MetricsFilter().with_namespace(_NAMESPACE))["counters"]:
@@ -185,6 +185,7 @@ def counters(result):
     read, tokenized = totals.pop("documents_read"), totals["documents"] + totals["empty_documents"]
     written = totals.pop("records_written")
     if read != tokenized or written != totals["instances"]:
-        raise create_pretraining_data.DataLossError(f"the Beam runner lost data: {read} documents read, {tokenized} tokenized; "
-                            f"{totals['instances']} records made, {written} written")
+        raise pretraining_records.DataLossError(
+            f"the Beam runner lost data: {read} documents read, {tokenized} tokenized; "
+            f"{totals['instances']} records made, {written} written")
     return totals

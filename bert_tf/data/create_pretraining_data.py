@@ -11,8 +11,9 @@ Spark). Differences from google-research:
   about `documents_per_bucket` documents, not from the whole corpus: for each
   document the other documents of its bucket are a uniform random sample of
   the corpus, so B is still a uniformly drawn other document.
-- The `dupe_factor` copies of a document are made together, each with its own
-  draws; records are globally shuffled by a random sort key.
+- Each of the `dupe_factor` copies of a document draws from its own keyed
+  random generator, so copies can be made on different workers with the same
+  result; records are globally shuffled by a random sort key.
 - Shards are written under a temporary name and renamed when complete; an
   output file that exists is refused before any work.
 """
@@ -24,16 +25,13 @@ from absl import logging
 
 from bert_tf.data import document_reader
 from bert_tf.data import instance_builder as instance_builder_lib
+from bert_tf.data.pretraining_records import DataLossError
 from bert_tf.data import tfrecord_writer
 from bert_tf.tokenization import vocab as vocab_lib
 
 # Buckets hold documents_per_bucket on average; at 50 the chance that one holds fewer than
 # the two a NotNext pair needs is about 1e-20.
 _MIN_DOCUMENTS_PER_BUCKET = 50
-
-
-class DataLossError(RuntimeError):
-    """The Beam runner delivered fewer documents or records to a step than the step before made."""
 
 
 @dataclasses.dataclass

@@ -61,15 +61,20 @@ def _open_lines(path):
     return gzip.GzipFile(fileobj=raw, mode="rb") if path.endswith(".gz") else raw
 
 
-def _decode(raw_line, path, number):
-    """Returns the stripped line, or None (with a warning) for undecodable lines."""
+_NAMED_BAD_LINES = 10  # Bad lines named one by one per file; the rest are only counted.
+
+
+def _decode(raw_line, path, number, skipped):
+    """Returns the stripped line, or None for undecodable lines (named while `skipped` is small)."""
     try:
         line = raw_line.decode("utf-8")
     except UnicodeDecodeError as error:
-        logging.log_first_n(logging.WARNING, "%s:%d: skipping line that is not UTF-8 (%s)", 10, path, number, error)
+        if skipped < _NAMED_BAD_LINES:
+            logging.warning("%s:%d: skipping line that is not UTF-8 (%s)", path, number, error)
         return None
     if "\x00" in line:
-        logging.log_first_n(logging.WARNING, "%s:%d: skipping binary line (contains NUL bytes)", 10, path, number)
+        if skipped < _NAMED_BAD_LINES:
+            logging.warning("%s:%d: skipping binary line (contains NUL bytes)", path, number)
         return None
     return line.strip()
 
@@ -78,7 +83,7 @@ def read_documents(files, max_document_sentences=10000):
     """Yields the documents of `files` in order.
 
     Lines that are not valid UTF-8 or contain NUL bytes are skipped with a
-    warning naming file and line (the first 10), and a count per file. A document that grows beyond
+    warning naming file and line (the first 10 of each file), and a count per file. A document that grows beyond
     `max_document_sentences` (typically a file without blank lines) is cut into
     pieces of that many sentences, with a warning: every piece must fit in
     memory, and NotNext pairs need more than one document.
@@ -99,7 +104,7 @@ def read_documents(files, max_document_sentences=10000):
         try:
             with _open_lines(path) as lines:
                 for number, raw_line in enumerate(lines, 1):
-                    line = _decode(raw_line, path, number)
+                    line = _decode(raw_line, path, number, skipped)
                     if line is None:
                         skipped += 1
                         continue

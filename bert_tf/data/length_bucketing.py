@@ -57,25 +57,21 @@ def length_sorted_batches(dataset, length_fn, batch_size, window_batches=WINDOW_
     return dataset
 
 
-def trim_to_longest(inputs, padding="longest", bucket_lengths=None, mask_key="input_mask"):
+def trim_to_longest(inputs, padding="longest"):
     """Cuts a batch of pre-padded `[B, S, ...]` features to the width `padding` gives its longest.
 
     For features padded ahead of time (SQuAD windows, CoNLL sentences): every tensor of
     `inputs` whose second axis is S is cut to `padded_width(lengths, S, padding,
-    bucket_lengths)`, the lengths being the row sums of `inputs[mask_key]`. Positions past the
-    longest are padding in every row, so nothing real is cut.
+    default_bucket_lengths(S))`, the lengths being the row sums of `inputs["input_mask"]`.
+    Positions past the longest are padding in every row, so nothing real is cut.
 
     Args:
       inputs: dict of tensors `[B, S, ...]` (others, e.g. `[B]` targets, are kept as they are).
       padding: "longest", "buckets" (see `BertPreprocessor`) or "fixed" (kept as it is).
-      bucket_lengths: the widths for "buckets", ending at S (default
-        `default_bucket_lengths(S)`).
-      mask_key: the key of the int `[B, S]` mask (1 on real tokens).
     """
-    mask = inputs[mask_key]
+    mask = inputs["input_mask"]
     seq_length = mask.shape[1]
     lengths = tf.reduce_sum(tf.cast(mask, tf.int32), axis=1)
-    width = padded_width(lengths, seq_length, padding,
-                         bucket_lengths or default_bucket_lengths(seq_length))
+    width = padded_width(lengths, seq_length, padding, default_bucket_lengths(seq_length))
     return {key: value[:, :width] if value.shape.rank >= 2 and value.shape[1] == seq_length
             else value for key, value in inputs.items()}

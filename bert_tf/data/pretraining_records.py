@@ -29,6 +29,13 @@ import numpy as np
 import tensorflow as tf
 
 
+class DataLossError(RuntimeError):
+    """The runner delivered fewer documents or records to a step than the step before made.
+
+    A fault of the runner, not of the input; the data tool reports it in one line.
+    """
+
+
 def content_hash(sentences):
     """The SHA-256 of a document's sentences (hex, 128 bits): equal text, equal hash."""
     return hashlib.sha256("\n".join(sentences).encode("utf-8")).hexdigest()[:32]
@@ -188,9 +195,11 @@ class RecordSerializer:
         """One map entry of `Features.feature`: the key, and a Feature holding one packed list."""
         header = self._headers.get((name, len(packed)))
         if header is None:
-            # Everything but the packed values; the values are its last bytes.
-            whole = _field(1, _field(1, name.encode("ascii")) + _field(2, _field(list_field, _field(1, packed))))
-            header = self._headers[(name, len(packed))] = whole[:-len(packed)]
+            # Everything but the packed values; the values are its last bytes. An empty list
+            # has no values field at all (protobuf leaves out empty packed fields).
+            values = _field(1, packed) if packed else b""
+            whole = _field(1, _field(1, name.encode("ascii")) + _field(2, _field(list_field, values)))
+            header = self._headers[(name, len(packed))] = whole[:len(whole) - len(packed)]
         return header + packed
 
     def __call__(self, instance):

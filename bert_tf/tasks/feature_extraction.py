@@ -57,7 +57,7 @@ def extract_features(model_dir, examples, output_file, layers=(-1, -2, -3, -4),
     encoder = BertEncoder.from_pretrained(model_dir)
     # One layer per requested index, kept apart: concat of single-layer features.
     features = FrozenBertFeatures(encoder, layers=layers, combine="concat")
-    forward = tf.function(features)
+    forward = tf.function(features, reduce_retracing=True)  # one width per batch
     width = encoder.config.hidden_size
     with tf.io.gfile.GFile(output_file, "w") as f:
         order = sorted(examples)

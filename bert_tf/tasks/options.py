@@ -53,8 +53,8 @@ class FinetuningOptions:
                                  lower_bound=MIN_SEQ_LENGTH)
     padding: str = option("longest", "Width of each batch: longest (its longest sequence, a "
                           "multiple of 8: least padding, for CPUs and GPUs), buckets (the "
-                          "nearest of 16, 32, 64, ... max_seq_length: a few shapes, each "
-                          "compiled once, for XLA on GPUs) or fixed (always max_seq_length: "
+                          "smallest of 16, 32, 64, ... max_seq_length that holds it: a few "
+                          "shapes, each compiled once, for XLA on GPUs) or fixed (always max_seq_length: "
                           "TPUs, which take one static shape). Unless fixed, training batches "
                           "are sorted by length within shuffle windows.", choices=PADDINGS)
     train_batch_size: int = option(32, "Global training batch size.", lower_bound=1)

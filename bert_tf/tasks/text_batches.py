@@ -27,7 +27,10 @@ def batches(elements, count, pack, batch_size, training=False, seed=0, skip_batc
       elements: a tuple of per-example (nests of) arrays, e.g. `(texts, labels)`.
       count: the number of examples (the shuffle buffer holds them all).
       pack: `fn(*batch) -> batch for the model`, run in-graph by `Dataset.map`.
-      batch_size, training, seed, skip_batches: as above.
+      batch_size: examples per batch.
+      training: shuffle, repeat and keep whole batches (else input order, once).
+      seed: the shuffle's seed.
+      skip_batches: training batches to drop first (those a resumed run already took).
       length_fn: `fn(window of elements) -> int [window]` lengths, or None (no sorting).
     """
     dataset = tf.data.Dataset.from_tensor_slices(elements)
@@ -71,7 +74,7 @@ def text_batches(texts, labels, count, pack, batch_size, training=False, seed=0,
 
 
 def feature_batches(inputs, targets, count, batch_size, padding="fixed", training=False, seed=0,
-                    skip_batches=0, bucket_lengths=None):
+                    skip_batches=0):
     """Batches of `(inputs, targets)` (or `inputs` when `targets` is None) of pre-padded features.
 
     Every batch is cut to the width `padding` gives its longest sequence (`trim_to_longest`:
@@ -82,11 +85,10 @@ def feature_batches(inputs, targets, count, batch_size, padding="fixed", trainin
       inputs: dict of `[N, S]` encoder inputs (with `input_mask`).
       targets: dict of per-example targets (`[N]` or `[N, S]`), or None.
       count, batch_size, training, seed, skip_batches: as in `batches`.
-      padding, bucket_lengths: as in `BertPreprocessor` ("fixed" keeps S).
+      padding: as in `BertPreprocessor` ("fixed" keeps S; "buckets" uses its default widths).
     """
     def pack(batch_inputs, batch_targets=None):
-        trimmed = trim_to_longest({**batch_inputs, **(batch_targets or {})}, padding,
-                                  bucket_lengths)
+        trimmed = trim_to_longest({**batch_inputs, **(batch_targets or {})}, padding)
         cut_inputs = {key: trimmed[key] for key in batch_inputs}
         if batch_targets is None:
             return cut_inputs

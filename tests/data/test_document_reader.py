@@ -38,6 +38,16 @@ def test_bad_lines_skipped_with_file_and_line(tmp_path, caplog):
     assert f"{path}:3: skipping binary line" in caplog.text
 
 
+def test_the_first_ten_bad_lines_of_every_file_are_named(tmp_path, caplog):
+    paths = [_write(tmp_path / f"bad{i}.txt", b"good.\n" + b"\xff\n" * 12) for i in range(2)]
+    with caplog.at_level(logging.WARNING):
+        list(document_reader.read_documents(paths))
+    for path in paths:
+        named = [line for line in caplog.text.splitlines() if f"{path}:" in line and "skipping line" in line]
+        assert len(named) == 10 and f"{path}:11:" in named[-1]  # lines 2 to 11
+        assert f"{path}: skipped 12 line(s)" in caplog.text
+
+
 def test_empty_file_warns(tmp_path, caplog):
     path = _write(tmp_path / "empty.txt", b"")
     with caplog.at_level(logging.WARNING):

@@ -96,5 +96,7 @@ def test_trim_to_longest_cuts_only_padding():
     assert trimmed["spans"].shape == (3, 16, 2)
     np.testing.assert_array_equal(trimmed["input_word_ids"], ids[:, :16])
     np.testing.assert_array_equal(trimmed["label"], [1, 2, 3])
-    bucketed = trim_to_longest(features, "buckets", (24, 32))
-    assert bucketed["input_mask"].shape == (3, 24)
+    longer = dict(features, input_mask=tf.constant(mask | (np.arange(32) < 17)))
+    assert trim_to_longest(longer)["input_mask"].shape == (3, 24)  # 17 rounded up to 24
+    assert trim_to_longest(longer, "buckets")["input_mask"].shape == (3, 32)  # buckets 16, 32
+    assert trim_to_longest(features, "buckets")["input_mask"].shape == (3, 16)

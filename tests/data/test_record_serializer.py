@@ -40,7 +40,7 @@ def _random_instance(rng, max_seq_length, max_predictions_per_seq, vocab_size):
 
 
 @pytest.mark.parametrize("max_seq_length,max_predictions_per_seq,vocab_size",
-                         [(128, 20, 30522), (512, 80, 250002), (8, 2, 100)])
+                         [(128, 20, 30522), (512, 80, 250002), (8, 2, 100), (16, 0, 100)])
 def test_bytes_equal_protobuf_deterministic_serialization(max_seq_length, max_predictions_per_seq,
                                                            vocab_size):
     rng = random.Random(max_seq_length)
