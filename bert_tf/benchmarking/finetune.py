@@ -15,8 +15,7 @@ import keras
 import numpy as np
 import tensorflow as tf
 
-from bert_tf.benchmarking.keras_hub_peer import keras_hub_backbone
-from bert_tf.benchmarking.keras_hub_masked_lm import StepsTimer
+from bert_tf.benchmarking.keras_hub_peer import StepsTimer, keras_hub_backbone
 from bert_tf.benchmarking.timing import interleaved_median_seconds
 from bert_tf.checkpoints.model_dir import read_config, restore_model_dir
 from bert_tf.dtype_policy import policy_scope

@@ -4,12 +4,10 @@ keras-hub has no NSP head, so the peer trains masked LM only; our step trains ML
 little more work, and is compared as is.
 """
 
-import time
-
 import keras
 import tensorflow as tf
 
-from bert_tf.benchmarking.keras_hub_peer import keras_hub_backbone
+from bert_tf.benchmarking.keras_hub_peer import StepsTimer, keras_hub_backbone
 from bert_tf.dtype_policy import policy_scope
 
 
@@ -45,12 +43,3 @@ def keras_hub_masked_lm_runner(config, batch, num_steps, dtype="float32", jit_co
         return timer.seconds
 
     return run
-
-
-class StepsTimer(keras.callbacks.Callback):
-    def on_train_batch_begin(self, batch, logs=None):
-        if batch == 0:
-            self._start = time.perf_counter()
-
-    def on_train_batch_end(self, batch, logs=None):
-        self.seconds = time.perf_counter() - self._start
