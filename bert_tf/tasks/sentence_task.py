@@ -146,7 +146,7 @@ def make_dataset(examples, preprocessor, batch_size, training=False, seed=0, ski
     texts = (examples.text_a,) if examples.text_b is None else (examples.text_a, examples.text_b)
     return text_batches(texts, examples.labels, len(examples),
                         lambda batch: preprocessor(_segments(batch)), batch_size, training,
-                        seed, skip_batches, sort_by_length=preprocessor.padding != "fixed")
+                        seed, skip_batches, padding=preprocessor.padding)
 
 
 def _segments(texts):

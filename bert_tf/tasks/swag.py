@@ -70,4 +70,4 @@ def make_dataset(examples, preprocessor, batch_size, training=False, seed=0, ski
 
     return text_batches(texts, examples.labels, len(examples), pack, batch_size,
                         training, seed, skip_batches,
-                        sort_by_length=preprocessor.padding != "fixed")
+                        padding=preprocessor.padding)

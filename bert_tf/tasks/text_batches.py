@@ -52,7 +52,7 @@ def packed_lengths(mask):
 
 
 def text_batches(texts, labels, count, pack, batch_size, training=False, seed=0,
-                 skip_batches=0, sort_by_length=False):
+                 skip_batches=0, padding="fixed"):
     """Batches of `(pack(texts), labels)`, or `pack(texts)` when `labels` is None.
 
     Args:
@@ -61,15 +61,15 @@ def text_batches(texts, labels, count, pack, batch_size, training=False, seed=0,
       count: the number of examples.
       pack: `fn(batch of texts) -> encoder inputs`, e.g. a `BertPreprocessor` call.
       batch_size, training, seed, skip_batches: as in `batches`.
-      sort_by_length: sort training batches by packed length (for a `pack` that pads to the
-        batch's longest: `BertPreprocessor(padding="longest" or "buckets")`). The length of a
-        window is `pack`'s mask, so the window is tokenized twice (cheap beside the model).
+      padding: the padding `pack` applies (`BertPreprocessor.padding`); unless "fixed",
+        training batches are sorted by packed length. The length of a window is `pack`'s
+        mask, so the window is tokenized twice (cheap beside the model).
     """
     # One-element tuples so that map functions get the text tuple as one argument.
     elements = (texts,) if labels is None else (texts, labels)
     packed = pack if labels is None else (lambda batch, y: (pack(batch), y))
     length_fn = (lambda window: packed_lengths(pack(window[0])["input_mask"])) \
-        if sort_by_length else None
+        if padding != "fixed" else None
     return batches(elements, count, packed, batch_size, training, seed, skip_batches, length_fn)
 
 
