@@ -1,6 +1,7 @@
 """BertTaskModel, the base of the task models: the encoder is held, not copied."""
 
 import keras
+import numpy as np
 import pytest
 
 from bert_tf.models import (BertClassifier, BertEncoder, BertMultipleChoice, BertPretrainer,
@@ -24,6 +25,16 @@ def test_head_dropout_defaults_to_the_encoder_hidden_dropout():
     assert dropout.rate == TINY.hidden_dropout_prob
     assert dropout_and_dense(encoder, 3, 0.25, name="logits")[0].rate == 0.25
     assert dense.units == 3 and dense.dtype_policy.name == "float32"
+
+
+def test_heads_start_from_a_normal_of_initializer_range_not_a_truncated_one():
+    encoder = BertEncoder(TINY)
+    _, dense = dropout_and_dense(encoder, 64, None, name="logits")
+    dense.build((None, 4096))
+    kernel = dense.kernel.numpy()  # 262,144 draws: the sample std is within 0.3% of the true one
+    assert abs(kernel.std() / TINY.initializer_range - 1) < 0.01  # truncated at 2σ: 0.88
+    assert np.abs(kernel).max() > 3 * TINY.initializer_range  # a truncated one stops at 2σ
+    assert np.all(dense.bias.numpy() == 0)
 
 
 def test_a_non_encoder_is_refused():
