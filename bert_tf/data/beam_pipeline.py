@@ -28,6 +28,7 @@ _NAMESPACE = "bert_tf"
 COUNTERS = ("documents", "empty_documents", "sentences", "instances")
 # Counted on both sides of the grouping steps, so that a runner that drops data is caught.
 _CHECK_COUNTERS = ("documents_read", "records_written")
+_RECORDS_WRITTEN = beam.metrics.Metrics.counter(_NAMESPACE, "records_written")
 
 
 class _ReadDocuments(beam.DoFn):
@@ -133,8 +134,7 @@ def _work_units(pipeline):
 def _write(shard, paths):
     index, records = shard
     records = sorted(r for r in records if r is not None)
-    written = tfrecord_writer.write_shard(paths[index], (record for _, record in records))
-    beam.metrics.Metrics.counter(_NAMESPACE, "records_written").inc(written)
+    _RECORDS_WRITTEN.inc(tfrecord_writer.write_shard(paths[index], (record for _, record in records)))
 
 
 def build(pipeline, input_files, paths, options):

@@ -83,10 +83,11 @@ def read_documents(files, max_document_sentences=10000):
     """Yields the documents of `files` in order.
 
     Lines that are not valid UTF-8 or contain NUL bytes are skipped with a
-    warning naming file and line (the first 10 of each file), and a count per file. A document that grows beyond
-    `max_document_sentences` (typically a file without blank lines) is cut into
-    pieces of that many sentences, with a warning: every piece must fit in
-    memory, and NotNext pairs need more than one document.
+    warning naming file and line (the first 10 of each file), and a count per
+    file. A document that grows beyond `max_document_sentences` (typically a
+    file without blank lines) is cut into pieces of that many sentences, with a
+    warning: every piece must fit in memory, and NotNext pairs need more than
+    one document.
 
     Args:
       files: list of paths (see `expand_input_patterns`).

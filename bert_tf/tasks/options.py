@@ -54,8 +54,8 @@ class FinetuningOptions:
     padding: str = option("longest", "Width of each batch: longest (its longest sequence, a "
                           "multiple of 8: least padding, for CPUs and GPUs), buckets (the "
                           "smallest of 16, 32, 64, ... max_seq_length that holds it: a few "
-                          "shapes, each compiled once, for XLA on GPUs) or fixed (always max_seq_length: "
-                          "TPUs, which take one static shape). Unless fixed, training batches "
+                          "shapes, each compiled once, for XLA on GPUs) or fixed (always "
+                          "max_seq_length: TPUs, which take one static shape). Unless fixed, training batches "
                           "are sorted by length within shuffle windows.", choices=PADDINGS)
     train_batch_size: int = option(32, "Global training batch size.", lower_bound=1)
     eval_batch_size: int = option(8, "Batch size for evaluation and prediction.", lower_bound=1)
