@@ -2,11 +2,14 @@
 
     files ─ read documents ─ group by text hash ─ document keys ─ tokenize in batches
       ─ count ─ random NotNext buckets (each sent to its parts) ─ records of a part
-      (dupe copies, masks) ─ shard by sort key ─ sort within shard ─ write
+      (dupe copies, masks), one sorted run file per shard ─ group run names by
+      shard ─ merge a shard's runs into its output file
 
 A bucket's records are made in parts, on different workers, when there are
 fewer buckets than work units (a small corpus has one bucket): see
-`pretraining_records.bucket_records`.
+`pretraining_records.bucket_records`. Records go from the part that makes them
+to their shard through run files in `runs_dir` (`sorted_runs`), never through
+the runner: memory holds one part's records, whatever the corpus size.
 
 Each step is a function of `pretraining_records`; the pipeline only moves data
 between them. Beam runs it in-process (DirectRunner) or on Dataflow, Flink or
@@ -19,6 +22,7 @@ from bert_tf.data import beam_options
 from bert_tf.data import create_pretraining_data
 from bert_tf.data import document_reader
 from bert_tf.data import pretraining_records
+from bert_tf.data import sorted_runs
 from bert_tf.data import tfrecord_writer
 from bert_tf.tokenization import vocab as vocab_lib
 
@@ -82,10 +86,13 @@ class _Tokenize(beam.DoFn):
 
 
 class _BucketRecords(beam.DoFn):
-    """`((bucket, part, parts), [(key, id_document), ...])` → `(shard, (sort_key, record))`."""
+    """`((bucket, part, parts), [(key, id_document), ...])` → `(shard, run file)` per shard it has records for.
 
-    def __init__(self, options, num_shards):
-        self._options, self._num_shards = options, num_shards
+    The run's name depends only on (bucket, part, shard), so a retried part overwrites its runs.
+    """
+
+    def __init__(self, options, num_shards, runs_dir):
+        self._options, self._num_shards, self._runs_dir = options, num_shards, runs_dir
         self._instances = beam.metrics.Metrics.counter(_NAMESPACE, "instances")
 
     def setup(self):
@@ -95,12 +102,18 @@ class _BucketRecords(beam.DoFn):
             options.max_seq_length, options.max_predictions_per_seq, self._builder.vocab_size)
 
     def process(self, bucket):
-        (_, part, parts), documents = bucket
+        (bucket_index, part, parts), documents = bucket
+        shards = [[] for _ in range(self._num_shards)]
         for sort_key, record in pretraining_records.bucket_records(
                 documents, self._builder, self._serialize, self._options.dupe_factor, self._options.random_seed,
                 part, parts):
-            self._instances.inc()
-            yield pretraining_records.shard_of(sort_key, self._num_shards), (sort_key, record)
+            shards[pretraining_records.shard_of(sort_key, self._num_shards)].append((sort_key, record))
+        for index, keyed_records in enumerate(shards):
+            if keyed_records:
+                self._instances.inc(len(keyed_records))
+                run = f"{self._runs_dir}/shard-{index:05d}/bucket-{bucket_index:06d}-part-{part:03d}"
+                sorted_runs.write_run(run, keyed_records)
+                yield index, run
 
 
 def _num_buckets(num_documents, documents_per_bucket, input_files):
@@ -119,7 +132,7 @@ def _to_parts(document, random_seed, num_buckets, work_units):
 
 
 def _work_units(pipeline):
-    """Record-making work units that keep every worker busy: a few per DirectRunner worker.
+    """Record-making work units that keep every worker busy: 8 per DirectRunner worker.
 
     Only speed depends on it, never the records. Distributed runners get one per bucket
     (their corpora have many buckets).
@@ -128,16 +141,19 @@ def _work_units(pipeline):
     workers = options.get("direct_num_workers", 1) or os.cpu_count()  # Beam: 0 workers = one per core.
     if workers <= 1 or options.get("runner") not in (None, "DirectRunner"):
         return 1
-    return 4 * workers
+    return 8 * workers
 
 
-def _write(shard, paths):
-    index, records = shard
-    records = sorted(r for r in records if r is not None)
-    _RECORDS_WRITTEN.inc(tfrecord_writer.write_shard(paths[index], (record for _, record in records)))
+def _write(shard, paths, runs_dir):
+    """Merges a shard's runs into its output file, then deletes them."""
+    index, runs = shard
+    runs = sorted(r for r in runs if r is not None)
+    records = sorted_runs.merge_runs(runs, f"{runs_dir}/shard-{index:05d}/merge")
+    _RECORDS_WRITTEN.inc(tfrecord_writer.write_shard(paths[index], records))
+    tfrecord_writer.remove(runs)
 
 
-def build(pipeline, input_files, paths, options):
+def build(pipeline, input_files, paths, options, runs_dir):
     """Adds the pipeline that writes the records of `input_files` into the shards `paths`.
 
     Args:
@@ -145,6 +161,8 @@ def build(pipeline, input_files, paths, options):
       input_files: list of text files (`document_reader.expand_input_patterns`).
       paths: output TFRecord files, one per shard (every one is written, maybe empty).
       options: a `create_pretraining_data.Options`.
+      runs_dir: a new folder every worker can write (local, or `gs://` for
+        distributed runners) for the sorted runs; the caller deletes it after the run.
     """
     documents = (
         pipeline
@@ -166,11 +184,11 @@ def build(pipeline, input_files, paths, options):
         | "AssignBuckets" >> beam.FlatMap(_to_parts, options.random_seed, beam.pvalue.AsSingleton(buckets),
                                           _work_units(pipeline))
         | "GroupByBucket" >> beam.GroupByKey()
-        | "Records" >> beam.ParDo(_BucketRecords(options, len(paths))))
+        | "Records" >> beam.ParDo(_BucketRecords(options, len(paths), runs_dir)))
     _ = ((records, shards)
          | "WithEmptyShards" >> beam.Flatten()
          | "GroupByShard" >> beam.GroupByKey()
-         | "Write" >> beam.Map(_write, paths))
+         | "Write" >> beam.Map(_write, paths, runs_dir))
 
 
 def counters(result):

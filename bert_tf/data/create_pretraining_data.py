@@ -15,11 +15,14 @@ Spark). Differences from google-research:
   random generator, so copies can be made on different workers with the same
   result; records are globally shuffled by a random sort key.
 - Shards are written under a temporary name and renamed when complete; an
-  output file that exists is refused before any work.
+  output file that exists is refused before any work. Records reach their
+  shard through sorted run files in `<first output file>.runs-<id>/`, removed
+  when the run ends, whether it succeeded or not.
 """
 
 import dataclasses
 import time
+import uuid
 
 from absl import logging
 
@@ -144,12 +147,15 @@ def create_pretraining_data(input_patterns, output_file, options, num_output_sha
     logging.info("reading %d input file(s) into %d shard(s)", len(input_files), len(paths))
     start = time.monotonic()
     pipeline = beam.Pipeline(options=beam_options.pipeline_options(beam_pipeline_options))
-    beam_pipeline.build(pipeline, input_files, paths, options)
+    runs_dir = f"{paths[0]}.runs-{uuid.uuid4().hex[:8]}"
+    beam_pipeline.build(pipeline, input_files, paths, options, runs_dir)
     try:
         stats = beam_pipeline.counters(beam_options.run(pipeline))
     except DataLossError as error:
         tfrecord_writer.remove(paths)  # They did not exist before the run (checked above).
         raise DataLossError(f"{error}; the output files were removed: run again") from None
+    finally:
+        tfrecord_writer.remove([runs_dir])
     stats["seconds"] = time.monotonic() - start
     stats["output_files"] = paths
     logging.info("wrote %d instances from %d documents (%d sentences) in %.1f s", stats["instances"],

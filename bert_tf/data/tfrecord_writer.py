@@ -34,9 +34,11 @@ def check_new_and_writable(paths):
 
 
 def remove(paths):
-    """Deletes those of `paths` that exist."""
+    """Deletes those of `paths` (files or folders) that exist."""
     for path in paths:
-        if tf.io.gfile.exists(path):
+        if tf.io.gfile.isdir(path):
+            tf.io.gfile.rmtree(path)
+        elif tf.io.gfile.exists(path):
             tf.io.gfile.remove(path)
 
 

@@ -104,9 +104,9 @@ def test_without_beam_the_error_names_the_extra(tmp_path, monkeypatch):
 def test_records_the_runner_loses_are_reported_and_the_output_removed(tmp_path, monkeypatch):
     real_write = beam_pipeline._write
 
-    def write_dropping_one(shard, paths):  # a runner that lost one record in the shuffle
-        index, records = shard
-        return real_write((index, [r for r in records if r is not None][1:]), paths)
+    def write_dropping_one(shard, paths, runs_dir):  # a runner that lost one run in the shuffle
+        index, runs = shard
+        return real_write((index, [r for r in runs if r is not None][1:]), paths, runs_dir)
 
     monkeypatch.setattr(beam_pipeline, "_write", write_dropping_one)
     with pytest.raises(cpd.DataLossError, match=r"the Beam runner lost data: (\d+) documents read, \1 tokenized; "
