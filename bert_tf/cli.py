@@ -14,6 +14,7 @@ Example (an entry point):
 >>> cli.run(main)                                               # doctest: +SKIP
 """
 
+import contextlib
 import dataclasses
 import logging as std_logging
 import os
@@ -121,6 +122,53 @@ def log_to_file(output_dir):
     console = _ConsoleFormatter()
     logging.get_absl_handler().setFormatter(console)
     logging.get_absl_handler().addFilter(console)
+
+
+class _NotFromBeam(std_logging.Filter):
+    """Drops what Apache Beam logs below CRITICAL (from its modules or forwarded from its workers)."""
+
+    def filter(self, record):
+        return record.levelno >= std_logging.CRITICAL or f"{os.sep}apache_beam{os.sep}" not in record.pathname
+
+
+@contextlib.contextmanager
+def quiet_beam(pipeline_options):
+    """Keeps Apache Beam's own output off a data tool's console while its pipeline runs.
+
+    Beam logs runner set-up at INFO (a failed Prism download, ports, worker start-up), and a
+    worker prints an exception's stack trace before the runner raises it again. The raised
+    error is what the entry point reports (a user error as one line, a bug with its trace),
+    so Beam's lines only bury it. Inside this context Beam's log records are dropped and
+    processes started here (DirectRunner's multi_processing workers, which also print
+    TensorFlow's start-up lines) write their stderr to /dev/null; this process's own stderr
+    still reaches the console. Naming `default_sdk_harness_log_level` in
+    `pipeline_options` turns all of this off, to see what Beam says.
+
+    Args:
+      pipeline_options: the tool's `--beam_pipeline_options` (`name=value,...`) or None.
+    """
+    if "default_sdk_harness_log_level=" in (pipeline_options or ""):
+        yield
+        return
+    handler, beam_filter = logging.get_absl_handler(), _NotFromBeam()
+    handler.addFilter(beam_filter)
+    sys.stderr.flush()
+    console_fd = os.dup(2)
+    console = os.fdopen(console_fd, "w", buffering=1)
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, 2)
+    os.close(devnull)
+    saved_stderr, sys.stderr = sys.stderr, console
+    saved_stream = handler.python_handler.setStream(console)
+    try:
+        yield
+    finally:
+        console.flush()
+        os.dup2(console_fd, 2)
+        sys.stderr = saved_stderr
+        handler.python_handler.setStream(saved_stream)
+        handler.removeFilter(beam_filter)
+        console.close()
 
 
 def log_progress(progress):

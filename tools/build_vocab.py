@@ -28,7 +28,8 @@ flags.DEFINE_integer("num_unused", 100, "[unusedN] slots reserved after [PAD].")
 flags.DEFINE_string("beam_pipeline_options", None,
                     "Apache Beam options as name=value,... (the format of `tfds build`), e.g. "
                     "runner=DirectRunner,direct_num_workers=2,direct_running_mode=multi_processing. "
-                    "Default: DirectRunner, one worker.")
+                    "Default: DirectRunner, one worker. Beam's own logs are hidden unless these options "
+                    "name default_sdk_harness_log_level (e.g. =INFO).")
 flags.mark_flags_as_required(["input_file", "output_file"])
 FLAGS = flags.FLAGS
 
@@ -38,9 +39,11 @@ def main(argv):
     try:
         from bert_tf.data import beam_vocab  # pylint: disable=import-outside-toplevel  (Beam is an extra.)
 
-        vocab = beam_vocab.learn_vocab(FLAGS.input_file, FLAGS.counts_file or f"{FLAGS.output_file}.counts.tsv",
-                                       FLAGS.vocab_size, lower_case=FLAGS.do_lower_case, num_unused=FLAGS.num_unused,
-                                       beam_pipeline_options=FLAGS.beam_pipeline_options)
+        with cli.quiet_beam(FLAGS.beam_pipeline_options):
+            vocab = beam_vocab.learn_vocab(
+                FLAGS.input_file, FLAGS.counts_file or f"{FLAGS.output_file}.counts.tsv", FLAGS.vocab_size,
+                lower_case=FLAGS.do_lower_case, num_unused=FLAGS.num_unused,
+                beam_pipeline_options=FLAGS.beam_pipeline_options)
     except ValueError as error:  # no files or no words: one line, like UserError
         raise errors.UserError(str(error)) from None
     vocab_learner.write_vocab(vocab, FLAGS.output_file)

@@ -37,7 +37,7 @@ flags.DEFINE_integer("dupe_factor", _DEFAULTS.dupe_factor, "Copies of each docum
 flags.DEFINE_float("masked_lm_prob", _DEFAULTS.masked_lm_prob, "Fraction of tokens to mask.")
 flags.DEFINE_float("short_seq_prob", _DEFAULTS.short_seq_prob, "Probability of a shorter target length.")
 flags.DEFINE_integer("num_output_shards", 1, "Shards of --output_file (named <output_file>-0000i-of-0000n); "
-                     "each is sorted in one worker's memory, so keep shards to a few hundred MB.")
+                     "each is merged from sorted runs as a stream, so its size does not bound memory.")
 flags.DEFINE_integer("documents_per_bucket", _DEFAULTS.documents_per_bucket,
                      "Mean size of the random document buckets that NotNext segments are drawn from.")
 flags.DEFINE_integer("max_document_sentences", _DEFAULTS.max_document_sentences,
@@ -46,7 +46,8 @@ flags.DEFINE_string("beam_pipeline_options", None,
                     "Apache Beam options as name=value,... (the format of `tfds build`), e.g. "
                     "runner=DirectRunner,direct_num_workers=2,direct_running_mode=multi_processing or "
                     "runner=DataflowRunner,project=P,region=R,temp_location=gs://B/tmp,setup_file=./setup.py. "
-                    "Default: DirectRunner, one worker.")
+                    "Default: DirectRunner, one worker. Beam's own logs are hidden unless these options "
+                    "name default_sdk_harness_log_level (e.g. =INFO).")
 FLAGS = flags.FLAGS
 
 
@@ -59,9 +60,10 @@ def main(argv):
         short_seq_prob=FLAGS.short_seq_prob, documents_per_bucket=FLAGS.documents_per_bucket,
         max_document_sentences=FLAGS.max_document_sentences)
     try:
-        lib.create_pretraining_data(FLAGS.input_file, FLAGS.output_file, options,
-                                    num_output_shards=FLAGS.num_output_shards,
-                                    beam_pipeline_options=FLAGS.beam_pipeline_options)
+        with cli.quiet_beam(FLAGS.beam_pipeline_options):
+            lib.create_pretraining_data(FLAGS.input_file, FLAGS.output_file, options,
+                                        num_output_shards=FLAGS.num_output_shards,
+                                        beam_pipeline_options=FLAGS.beam_pipeline_options)
     # Option checks, and a runner that lost data: the user can only fix the flags or rerun, so
     # one line says which, as for a UserError; a trace would point into Beam, not at the cause.
     except (ValueError, lib.DataLossError) as error:

@@ -116,14 +116,6 @@ class _BucketRecords(beam.DoFn):
                 yield index, run
 
 
-def _num_buckets(num_documents, documents_per_bucket, input_files):
-    if num_documents < 2:
-        raise document_reader.InputError(
-            f"got {num_documents} document(s) with WordPieces from {input_files}: NotNext pairs need at least "
-            "two documents (separate documents by a blank line)")
-    return pretraining_records.num_buckets(num_documents, documents_per_bucket)
-
-
 def _to_parts(document, random_seed, num_buckets, work_units):
     """`(key, id_document)` → `((bucket, part, parts), (key, id_document))` for each part of its bucket."""
     bucket = pretraining_records.bucket_of(document[0], random_seed, num_buckets)
@@ -167,20 +159,23 @@ def build(pipeline, input_files, paths, options, runs_dir):
     documents = (
         pipeline
         | "Files" >> beam.Create(input_files)
-        | "ReadDocuments" >> beam.ParDo(_ReadDocuments(options.max_document_sentences))
+        | "ReadDocuments" >> beam.ParDo(_ReadDocuments(options.max_document_sentences)))
+    # Counted as read (documents without WordPieces included), so that the count is ready before
+    # tokenizing: the bucket step then runs in the tokenizing step's workers, and the tokenized
+    # documents cross the runner once, not three times.
+    buckets = (
+        documents
+        | "CountDocuments" >> beam.combiners.Count.Globally()
+        | "NumBuckets" >> beam.Map(pretraining_records.num_buckets, options.documents_per_bucket))
+    shards = pipeline | "EveryShard" >> beam.Create([(i, None) for i in range(len(paths))])
+    records = (
+        documents
         | "GroupByText" >> beam.GroupByKey()
         | "DocumentKeys" >> beam.FlatMap(_keyed)
         | "Batch" >> beam.BatchElements(min_batch_size=options.tokenize_batch_size,
                                         max_batch_size=options.tokenize_batch_size,
                                         element_size_fn=lambda kv: len(kv[1]))
-        | "Tokenize" >> beam.ParDo(_Tokenize(options.vocab_file, options.do_lower_case)))
-    buckets = (
-        documents
-        | "CountDocuments" >> beam.combiners.Count.Globally()
-        | "NumBuckets" >> beam.Map(_num_buckets, options.documents_per_bucket, input_files))
-    shards = pipeline | "EveryShard" >> beam.Create([(i, None) for i in range(len(paths))])
-    records = (
-        documents
+        | "Tokenize" >> beam.ParDo(_Tokenize(options.vocab_file, options.do_lower_case))
         | "AssignBuckets" >> beam.FlatMap(_to_parts, options.random_seed, beam.pvalue.AsSingleton(buckets),
                                           _work_units(pipeline))
         | "GroupByBucket" >> beam.GroupByKey()

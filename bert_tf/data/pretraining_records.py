@@ -28,6 +28,8 @@ import struct
 import numpy as np
 import tensorflow as tf
 
+from bert_tf.data import document_reader
+
 
 class DataLossError(RuntimeError):
     """The runner delivered fewer documents or records to a step than the step before made.
@@ -128,12 +130,13 @@ def bucket_records(documents, builder, serialize, dupe_factor, random_seed, part
       part, parts: which part of the bucket's copies to make.
 
     Raises:
-      ValueError: if the bucket holds a single document (no other to draw from).
+      InputError: if the bucket holds a single document (no other to draw from).
     """
     documents = sorted(((key, unpack_document(packed)) for key, packed in documents), key=lambda kv: kv[0])
     if len(documents) < 2:
-        raise ValueError(f"a NotNext bucket holds {len(documents)} document(s); NotNext pairs need two: "
-                         "raise --documents_per_bucket")
+        raise document_reader.InputError(
+            f"a NotNext bucket holds {len(documents)} document(s) with WordPieces; NotNext pairs need two: "
+            "give more documents (separated by a blank line) or raise --documents_per_bucket")
     for index in range(part, len(documents) * dupe_factor, parts):
         j, copy = divmod(index, dupe_factor)
         key, document = documents[j]

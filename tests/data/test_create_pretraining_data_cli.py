@@ -12,8 +12,11 @@ from tests.data.conftest import HELDOUT, VOCAB
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
-def _tool(*flags, pythonpath=ROOT):
+def _tool(*flags, pythonpath=ROOT, quiet_tensorflow=False):
+    """Runs the tool; `quiet_tensorflow` leaves TensorFlow's start-up lines to the tool, as a user's shell does."""
     env = dict(os.environ, PYTHONPATH=pythonpath, TF_CPP_MIN_LOG_LEVEL="2")
+    if quiet_tensorflow:
+        del env["TF_CPP_MIN_LOG_LEVEL"]
     return subprocess.run([sys.executable, os.path.join(ROOT, "tools", "create_pretraining_data.py"), *flags],
                           capture_output=True, text=True, env=env, timeout=300, stdin=subprocess.DEVNULL)
 
@@ -46,3 +49,36 @@ def test_cli_without_beam_names_the_extra(tmp_path):
     assert result.returncode == 1, result.stderr
     assert "pip install 'bert_tf[beam]'" in result.stderr and "Traceback" not in result.stderr
     assert not os.path.exists(f"{tmp_path}/out")
+
+
+def _console_lines(stderr):
+    """stderr without the tool's own progress lines (absl's `I... create_pretraining_data.py:N] ...`)."""
+    return [line for line in stderr.splitlines() if "create_pretraining_data.py:" not in line]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("workers", [1, 2])
+def test_bad_input_found_by_a_worker_is_one_line(tmp_path, workers):
+    # Found inside the pipeline, not by the checks before it: the second file is not gzip.
+    # Beam's workers print the exception's trace (and TensorFlow's start-up lines); none reach the user.
+    (tmp_path / "a.txt").write_text("First document.\n\nSecond document.\n")
+    (tmp_path / "b.txt.gz").write_bytes(b"not gzip")
+    result = _tool(f"--input_file={tmp_path}/a.txt,{tmp_path}/b.txt.gz", f"--output_file={tmp_path}/out/r",
+                   f"--vocab_file={VOCAB}", "--beam_pipeline_options="
+                   f"direct_num_workers={workers},direct_running_mode=multi_processing", quiet_tensorflow=True)
+    assert result.returncode == 1
+    assert _console_lines(result.stderr) == [
+        f"create_pretraining_data: error: {tmp_path}/b.txt.gz: cannot read line 1: Not a gzipped file (b'no')"]
+    assert not os.path.exists(f"{tmp_path}/out") or os.listdir(f"{tmp_path}/out") == []
+
+
+def test_one_document_with_word_pieces_is_one_line(tmp_path):
+    # Two documents are read, but one has no WordPieces (control characters only): no NotNext pair.
+    (tmp_path / "a.txt").write_text("A real sentence.\n\n\x01\x02\n")
+    result = _tool(f"--input_file={tmp_path}/a.txt", f"--output_file={tmp_path}/r", f"--vocab_file={VOCAB}",
+                   quiet_tensorflow=True)
+    assert result.returncode == 1
+    assert _console_lines(result.stderr) == [
+        "create_pretraining_data: error: a NotNext bucket holds 1 document(s) with WordPieces; NotNext pairs need "
+        "two: give more documents (separated by a blank line) or raise --documents_per_bucket"]
+    assert sorted(os.listdir(tmp_path)) == ["a.txt"]
