@@ -137,12 +137,15 @@ def _work_units(pipeline):
 
 
 def _write(shard, paths, runs_dir):
-    """Merges a shard's runs into its output file, then deletes them."""
+    """Merges a shard's runs into its output file.
+
+    The runs stay until the launcher removes `runs_dir` after the pipeline, so a retried
+    write (distributed runners retry work) still finds them.
+    """
     index, runs = shard
     runs = sorted(r for r in runs if r is not None)
     records = sorted_runs.merge_runs(runs, f"{runs_dir}/shard-{index:05d}/merge")
     _RECORDS_WRITTEN.inc(tfrecord_writer.write_shard(paths[index], records))
-    tfrecord_writer.remove(runs)
 
 
 def build(pipeline, input_files, paths, options, runs_dir):
