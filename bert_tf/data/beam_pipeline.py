@@ -1,9 +1,9 @@
 """The pretraining-data pipeline on Apache Beam: text files in, TFRecord shards out.
 
-    files ─ read documents ─ group by text hash ─ document keys ─ tokenize in batches
-      ─ count ─ random NotNext buckets (each sent to its parts) ─ records of a part
-      (dupe copies, masks), one sorted run file per shard ─ group run names by
-      shard ─ merge a shard's runs into its output file
+    files ─ read documents (counted: the number of buckets) ─ group by text hash
+      ─ document keys ─ tokenize in batches ─ random NotNext buckets (each sent to
+      its parts) ─ records of a part (dupe copies, masks), one sorted run file per
+      shard ─ group run names by shard ─ merge a shard's runs into its output file
 
 A bucket's records are made in parts, on different workers, when there are
 fewer buckets than work units (a small corpus has one bucket): see
