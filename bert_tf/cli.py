@@ -22,6 +22,20 @@ import sys
 
 
 
+@contextlib.contextmanager
+def _stderr_to_devnull():
+    """Points file descriptor 2 at /dev/null (C++ logging, child processes); yields a copy of the old one."""
+    sys.stderr.flush()
+    saved, devnull = os.dup(2), os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, 2)
+    os.close(devnull)
+    try:
+        yield saved
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+
+
 def _import_tensorflow_quietly():
     """Imports TensorFlow with its C++ start-up lines silenced, unless the user asked for them.
 
@@ -33,14 +47,8 @@ def _import_tensorflow_quietly():
     if "TF_CPP_MIN_LOG_LEVEL" in os.environ:
         return
     os.environ["TF_CPP_MIN_LOG_LEVEL"] = "3"
-    saved, devnull = os.dup(2), os.open(os.devnull, os.O_WRONLY)
-    os.dup2(devnull, 2)
-    try:
+    with _stderr_to_devnull():
         import tensorflow  # noqa: F401
-    finally:
-        os.dup2(saved, 2)
-        os.close(saved)
-        os.close(devnull)
 
 
 _import_tensorflow_quietly()
@@ -152,23 +160,15 @@ def quiet_beam(pipeline_options):
         return
     handler, beam_filter = logging.get_absl_handler(), _NotFromBeam()
     handler.addFilter(beam_filter)
-    sys.stderr.flush()
-    console_fd = os.dup(2)
-    console = os.fdopen(console_fd, "w", buffering=1)
-    devnull = os.open(os.devnull, os.O_WRONLY)
-    os.dup2(devnull, 2)
-    os.close(devnull)
-    saved_stderr, sys.stderr = sys.stderr, console
-    saved_stream = handler.python_handler.setStream(console)
-    try:
-        yield
-    finally:
-        console.flush()
-        os.dup2(console_fd, 2)
-        sys.stderr = saved_stderr
-        handler.python_handler.setStream(saved_stream)
-        handler.removeFilter(beam_filter)
-        console.close()
+    with _stderr_to_devnull() as console_fd, os.fdopen(os.dup(console_fd), "w", buffering=1) as console:
+        saved_stderr, sys.stderr = sys.stderr, console
+        saved_stream = handler.python_handler.setStream(console)
+        try:
+            yield
+        finally:
+            sys.stderr = saved_stderr
+            handler.python_handler.setStream(saved_stream)
+            handler.removeFilter(beam_filter)
 
 
 def log_progress(progress):
