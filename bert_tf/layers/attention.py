@@ -27,6 +27,11 @@ class MultiHeadSelfAttention(keras.layers.Layer):
       causal: if True, position i attends only to positions ≤ i (left-to-right LM ablation).
       initializer_range: stddev of the truncated normal initializer.
 
+    Call with `hidden_states` `[B, S, H]` and `input_mask` `[B, S]`; or, for inference on
+    real tokens only, with packed `hidden_states` `[T, H]` and the batch's `packing`
+    (`layers.packing.TokenPacking`): the projections then run on the T real tokens, and
+    scores and context are computed per length group of sentences.
+
     Example:
     >>> attention = MultiHeadSelfAttention(num_heads=2, head_size=4)
     >>> attention(tf.zeros([1, 3, 8]), tf.ones([1, 3], tf.int32)).shape
@@ -56,18 +61,34 @@ class MultiHeadSelfAttention(keras.layers.Layer):
             layer.build((None, None, hidden_size))
         self.built = True
 
-    def _split_heads(self, x, batch_size):
-        x = tf.reshape(x, [batch_size, -1, self.num_heads, self.head_size])  # [B, S, N, D]
+    def _split_heads(self, x, batch_size, seq_length):
+        # Explicit sizes: -1 is ambiguous in a reshape of an empty tensor.
+        x = tf.reshape(x, [batch_size, seq_length, self.num_heads, self.head_size])
         return tf.transpose(x, [0, 2, 1, 3])  # [B, N, S, D]
 
-    def call(self, hidden_states, input_mask, training=None):
-        batch_size = tf.shape(hidden_states)[0]
-        seq_length = tf.shape(hidden_states)[1]
+    def call(self, hidden_states, input_mask, training=None, packing=None):
         # Scaling the query before the matmul costs S·H multiplies instead of S·S·N.
-        query = self._split_heads(self.query(hidden_states), batch_size)
-        query *= tf.cast(1.0 / math.sqrt(self.head_size), query.dtype)
-        key = self._split_heads(self.key(hidden_states), batch_size)
-        value = self._split_heads(self.value(hidden_states), batch_size)
+        query = self.query(hidden_states) * tf.cast(1.0 / math.sqrt(self.head_size),
+                                                    self.compute_dtype)
+        key = self.key(hidden_states)
+        value = self.value(hidden_states)
+        if packing is None:
+            context = self._attend(query, key, value, input_mask, training)
+        else:
+            # Packed [T, H] projections attend in length groups, then return to [T, H].
+            grouped = packing.to_groups(tf.concat([query, key, value], axis=-1))
+            context = packing.from_groups([
+                self._attend(*tf.split(qkv, 3, axis=-1), valid, training)
+                for qkv, (_, valid) in zip(grouped, packing.groups)])
+        return self.output_dense(context)
+
+    def _attend(self, query, key, value, input_mask, training):
+        """Scaled dot-product attention of `[B, S, H]` projections over unmasked keys."""
+        batch_size = tf.shape(query)[0]
+        seq_length = tf.shape(query)[1]
+        query = self._split_heads(query, batch_size, seq_length)
+        key = self._split_heads(key, batch_size, seq_length)
+        value = self._split_heads(value, batch_size, seq_length)
 
         scores = tf.matmul(query, key, transpose_b=True)  # [B, N, S, S]
         allowed = tf.cast(input_mask, tf.bool)[:, tf.newaxis, tf.newaxis, :]  # [B, 1, 1, S]
@@ -81,8 +102,7 @@ class MultiHeadSelfAttention(keras.layers.Layer):
 
         context = tf.matmul(probs, value)  # [B, N, S, D]
         context = tf.transpose(context, [0, 2, 1, 3])  # [B, S, N, D]
-        context = tf.reshape(context, [batch_size, -1, self.num_heads * self.head_size])
-        return self.output_dense(context)
+        return tf.reshape(context, [batch_size, seq_length, self.num_heads * self.head_size])
 
     def compute_output_shape(self, input_shape, *args):
         return input_shape

@@ -20,6 +20,9 @@ class BertEmbeddings(keras.layers.Layer):
       layer_norm_eps: LayerNorm epsilon.
       initializer_range: stddev of the truncated normal initializer.
 
+    Call with int `[B, S]` word and type ids (positions are the columns), or with packed
+    `[T]` ids of real tokens and their `position_ids` `[T]` (see `layers.packing`).
+
     Example:
     >>> layer = BertEmbeddings(vocab_size=100, hidden_size=8, max_position_embeddings=16)
     >>> layer(tf.ones([2, 5], tf.int32), tf.zeros([2, 5], tf.int32)).shape
@@ -57,13 +60,16 @@ class BertEmbeddings(keras.layers.Layer):
         self.layer_norm.build((None, None, self.hidden_size))
         self.built = True
 
-    def call(self, input_word_ids, input_type_ids, training=None):
-        seq_length = tf.shape(input_word_ids)[1]
+    def call(self, input_word_ids, input_type_ids, position_ids=None, training=None):
         # Embed tokens, segments and positions; sum, normalize, drop out.
         embeddings = self.word_embeddings(input_word_ids)
         embeddings += self.token_type_embeddings(input_type_ids)
-        positions = tf.cast(self.position_embeddings[:seq_length], embeddings.dtype)
-        embeddings += positions[tf.newaxis]
+        if position_ids is None:
+            seq_length = tf.shape(input_word_ids)[1]
+            positions = self.position_embeddings[tf.newaxis, :seq_length]
+        else:
+            positions = tf.gather(self.position_embeddings, position_ids)
+        embeddings += tf.cast(positions, embeddings.dtype)
         embeddings = tf.cast(self.layer_norm(embeddings), self.compute_dtype)
         return self.dropout(embeddings, training=training)
 

@@ -24,6 +24,9 @@ class TransformerBlock(keras.layers.Layer):
       causal: causal self-attention (left-to-right ablation).
       initializer_range: stddev of the truncated normal initializer.
 
+    `hidden_states` is `[B, S, H]`, or packed `[T, H]` real tokens with the batch's
+    `packing` (inference without padding; see `MultiHeadSelfAttention`).
+
     Example:
     >>> block = TransformerBlock(hidden_size=8, num_heads=2, intermediate_size=32)
     >>> block(tf.zeros([1, 3, 8]), tf.ones([1, 3], tf.int32)).shape
@@ -68,9 +71,9 @@ class TransformerBlock(keras.layers.Layer):
         self.output_layer_norm.build(shape)
         self.built = True
 
-    def call(self, hidden_states, input_mask, training=None):
+    def call(self, hidden_states, input_mask, training=None, packing=None):
         # Attend, then add the residual and normalize (post-LN).
-        attended = self.attention(hidden_states, input_mask, training=training)
+        attended = self.attention(hidden_states, input_mask, training=training, packing=packing)
         attended = self.attention_dropout(attended, training=training)
         hidden_states = self._add_and_normalize(self.attention_layer_norm, hidden_states, attended)
         # Position-wise feed-forward, residual, normalize.

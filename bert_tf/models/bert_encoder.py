@@ -6,6 +6,7 @@ import tensorflow as tf
 from bert_tf.configs import BertConfig
 from bert_tf.layers.embeddings import BertEmbeddings
 from bert_tf.layers.initializers import truncated_normal
+from bert_tf.layers.packing import TokenPacking
 from bert_tf.layers.transformer_block import TransformerBlock
 from bert_tf.model_dir_reader import read_config, restore_model_dir
 
@@ -53,6 +54,10 @@ class BertEncoder(keras.Model):
       config: a `BertConfig` or its dict.
       causal_attention: mask attention to the left context (paper Table 5 LTR ablation).
       remat: recompute each block's activations in the backward pass (saves memory at seq 512).
+      packed_inference: in inference (`training` falsy), run the position-wise layers on the
+        real tokens only (`layers.packing`); outputs equal the padded computation at every
+        real position and are zero at padding. False keeps the padded computation (whose
+        padded positions hold values no one should read).
 
     Call with a dict of int32 `[B, S]` tensors `input_word_ids`, `input_mask`,
     `input_type_ids`; returns a dict with `sequence_output` `[B, S, H]`, `pooled_output`
@@ -69,7 +74,8 @@ class BertEncoder(keras.Model):
     TensorShape([1, 8])
     """
 
-    def __init__(self, config, causal_attention=False, remat=False, **kwargs):
+    def __init__(self, config, causal_attention=False, remat=False, packed_inference=True,
+                 **kwargs):
         if isinstance(config, dict):
             config = BertConfig.from_dict(config)
         embeddings = BertEmbeddings(
@@ -120,6 +126,7 @@ class BertEncoder(keras.Model):
         self.config = config
         self.causal_attention = causal_attention
         self.remat = remat
+        self.packed_inference = packed_inference
         self.embeddings = embeddings
         self.blocks = blocks
         self.pooler = pooler
@@ -127,7 +134,26 @@ class BertEncoder(keras.Model):
     def call(self, inputs, training=None, mask=None):
         check_encoder_inputs(inputs, self.config.max_position_embeddings)
         inputs = {name: tf.cast(inputs[name], tf.int32) for name in ENCODER_INPUTS}
-        return super().call(inputs, training=training, mask=mask)
+        if training or not self.packed_inference:
+            return super().call(inputs, training=training, mask=mask)
+        return self._call_packed(inputs)
+
+    def _call_packed(self, inputs):
+        """The inference forward pass on real tokens only; see `packed_inference`."""
+        packing = TokenPacking(inputs["input_mask"])
+        hidden = self.embeddings(packing.pack(inputs["input_word_ids"]),
+                                 packing.pack(inputs["input_type_ids"]),
+                                 position_ids=packing.positions, training=False)  # [T, H]
+        encoder_outputs = []
+        for block in self.blocks:
+            hidden = block(hidden, inputs["input_mask"], training=False, packing=packing)
+            encoder_outputs.append(packing.unpack(hidden))  # [B, S, H]
+        sequence_output = encoder_outputs[-1]
+        return {
+            "sequence_output": sequence_output,
+            "pooled_output": self.pooler(sequence_output[:, 0, :]),
+            "encoder_outputs": encoder_outputs,
+        }
 
     @classmethod
     def from_pretrained(cls, model_dir, **kwargs):
@@ -149,6 +175,7 @@ class BertEncoder(keras.Model):
             "config": self.config.to_dict(),
             "causal_attention": self.causal_attention,
             "remat": self.remat,
+            "packed_inference": self.packed_inference,
             "name": self.name,
             "trainable": self.trainable,
         }

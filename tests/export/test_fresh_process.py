@@ -100,7 +100,12 @@ def test_tf_serving_style_session_load_gives_the_same_outputs(fresh):
         eager, session = fresh[1][name], fresh[1][f"{name}_session"]
         assert sorted(session) == sorted(eager)
         for key in eager:
-            np.testing.assert_array_equal(session[key], eager[key])
+            # Not bit-equal: the two executors may pick different matmul kernels for the
+            # packed [T, H] shapes (up to 2.7e-6 measured; parity with HF is held to 1e-5).
+            if np.issubdtype(eager[key].dtype, np.floating):
+                np.testing.assert_allclose(session[key], eager[key], atol=1e-5, rtol=0)
+            else:
+                np.testing.assert_array_equal(session[key], eager[key])
 
 
 def test_minilm_serve_tokenized_equals_serving_default(fresh):

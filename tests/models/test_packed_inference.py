@@ -1,0 +1,118 @@
+"""Inference on real tokens only (`packed_inference`) equals the padded computation.
+
+Every head, on random lengths from [CLS]-only to the longest in one batch, a batch of one and
+an empty batch; float32 to 1e-5, mixed_bfloat16 within its rounding.
+"""
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from bert_tf.dtype_policy import policy_scope
+from bert_tf.models import (BertClassifier, BertEncoder, BertMultipleChoice, BertPretrainer,
+                            BertSpanLabeler, BertTokenClassifier)
+from tests.models.conftest import TINY
+
+SEQ = TINY.max_position_embeddings
+
+
+def _batch(lengths, seed=0):
+    """Encoder inputs whose row i has `lengths[i]` real tokens ([CLS] first)."""
+    rng = np.random.default_rng(seed)
+    lengths = np.asarray(lengths, np.int32)
+    mask = (np.arange(SEQ)[None] < lengths[:, None]).astype(np.int32).reshape(-1, SEQ)
+    ids = rng.integers(5, TINY.vocab_size, size=mask.shape).astype(np.int32) * mask
+    ids[:, 0] = 2
+    types = (np.arange(SEQ)[None] >= lengths[:, None] // 2).astype(np.int32) * mask
+    return {"input_word_ids": tf.constant(ids), "input_mask": tf.constant(mask),
+            "input_type_ids": tf.constant(types)}
+
+
+def _random_lengths(count, seed=1):
+    lengths = np.random.default_rng(seed).integers(1, SEQ + 1, size=count)
+    lengths[:2] = [1, SEQ]  # [CLS] only and full length in the same batch
+    return lengths
+
+
+HEADS = {
+    "encoder": lambda e: e,
+    "pretrainer": lambda e: BertPretrainer(e),
+    "classifier": lambda e: BertClassifier(e, num_classes=3),
+    "token_classifier": lambda e: BertTokenClassifier(e, num_classes=4),
+    "span_labeler": lambda e: BertSpanLabeler(e),
+    "multiple_choice": lambda e: BertMultipleChoice(e, num_choices=2),
+}
+
+
+def _inputs(head, batch):
+    if head == "pretrainer":
+        positions = np.minimum(np.arange(3)[None], batch["input_mask"].numpy().sum(1)[:, None] - 1)
+        return {**batch, "masked_lm_positions": tf.constant(positions, tf.int32)}
+    if head == "multiple_choice":
+        return {k: tf.stack([v, tf.reverse(v, [0])], axis=1) for k, v in batch.items()}
+    return batch
+
+
+def _outputs(model, inputs, packed):
+    encoder = model.encoder if hasattr(model, "encoder") else model
+    encoder.packed_inference = packed
+    return tf.function(lambda x: model(x, training=False))(inputs)
+
+
+def _assert_equal_at_real_positions(packed, padded, mask, atol):
+    for p, q in zip(tf.nest.flatten(packed), tf.nest.flatten(padded)):
+        p, q = np.asarray(p, np.float32), np.asarray(q, np.float32)
+        assert p.shape == q.shape
+        if p.ndim >= 2 and p.shape[:2] == mask.shape:  # per-token outputs: real positions
+            p, q = p[mask], q[mask]
+        np.testing.assert_allclose(p, q, atol=atol, rtol=0)
+
+
+LENGTHS = {"random": _random_lengths(11), "one_full": [SEQ], "one_cls": [1], "empty": []}
+
+
+@pytest.mark.parametrize("head,lengths", [(h, name) for h in sorted(HEADS) for name in LENGTHS])
+def test_packed_equals_padded(head, lengths):
+    model = HEADS[head](BertEncoder(TINY))
+    batch = _batch(LENGTHS[lengths])
+    inputs = _inputs(head, batch)
+    mask = batch["input_mask"].numpy().astype(bool)
+    _assert_equal_at_real_positions(_outputs(model, inputs, True), _outputs(model, inputs, False),
+                                    mask, atol=1e-5)
+
+
+def test_packed_sequence_output_is_zero_at_padding_and_equal_per_layer():
+    encoder = BertEncoder(TINY)
+    batch = _batch(_random_lengths(9, seed=3))
+    mask = batch["input_mask"].numpy().astype(bool)
+    packed, padded = _outputs(encoder, batch, True), _outputs(encoder, batch, False)
+    assert not packed["sequence_output"].numpy()[~mask].any()
+    for p, q in zip(packed["encoder_outputs"], padded["encoder_outputs"]):
+        np.testing.assert_allclose(p.numpy()[mask], q.numpy()[mask], atol=1e-5, rtol=0)
+
+
+def test_packed_equals_padded_in_bfloat16_within_its_rounding():
+    batch = _batch(_random_lengths(11, seed=4))
+    mask = batch["input_mask"].numpy().astype(bool)
+    with policy_scope("mixed_bfloat16"):
+        encoder = BertEncoder(TINY)
+        packed, padded = _outputs(encoder, batch, True), _outputs(encoder, batch, False)
+    p = packed["sequence_output"].numpy().astype(np.float32)[mask]
+    q = padded["sequence_output"].numpy().astype(np.float32)[mask]
+    # bfloat16 keeps 8 mantissa bits: values of LayerNorm scale (~1) round at ~4e-3; the
+    # two paths round in different places, so allow a few such steps.
+    np.testing.assert_allclose(p, q, atol=0.05, rtol=0)
+    assert np.abs(p - q).mean() < 5e-3
+
+
+def test_training_keeps_the_padded_computation():
+    batch = _batch([3, SEQ])
+    mask = batch["input_mask"].numpy().astype(bool)
+    # Without dropout, training=True gives the padded path's values, padding included.
+    config = TINY.to_dict() | {"hidden_dropout_prob": 0.0, "attention_probs_dropout_prob": 0.0}
+    encoder = BertEncoder(config)
+    trained = encoder(batch, training=True)["sequence_output"].numpy()
+    encoder.packed_inference = False
+    padded = encoder(batch, training=False)["sequence_output"].numpy()
+    np.testing.assert_allclose(trained, padded, atol=1e-6)
+    assert trained[~mask].any()
