@@ -9,7 +9,8 @@
   python tools/benchmark.py --what=export --model_dir=/tmp/minilm
   python tools/benchmark.py --what=pretrain_quality --num_steps=1000 --seed=1 --seed=2 --seed=3
   python tools/benchmark.py --what=finetune --model_dir=/tmp/minilm --batch_size=32
-  python tools/benchmark.py --what=serving --model_dir=/tmp/minilm --batch_size=32
+  python tools/benchmark.py --what=serving --model_dir=/tmp/minilm --hf_dir=<HF folder> \
+      --ref_python=.venv-ref/bin/python
 
 Prints one JSON row per measurement. Peers (keras-hub, Hugging Face `tokenizers`) run in the
 same process where installed (`pip install -e '.[bench]'`), so ratios compare like with like
@@ -20,6 +21,8 @@ import gzip
 import json
 import os
 
+import numpy as np
+import tensorflow as tf
 from absl import app, flags
 
 from bert_tf.benchmarking.encoder_inference import benchmark_encoder_inference
@@ -28,12 +31,14 @@ from bert_tf.benchmarking.keras_hub_masked_lm import keras_hub_masked_lm_runner
 from bert_tf.benchmarking import pretrain_quality
 from bert_tf.benchmarking.timing import interleaved_median_seconds
 from bert_tf.configs import BertConfig
+from bert_tf.model_dir_reader import vocab_path
+from bert_tf.tokenization.bert_preprocessor import BertPreprocessor
 from bert_tf.benchmarking.data import benchmark_create_pretraining_data, benchmark_dynamic_pretraining
 from bert_tf.benchmarking.export import benchmark_export
 from bert_tf.benchmarking.finetune import benchmark_finetune
 from bert_tf.benchmarking.mfu import model_flop_utilization
 from bert_tf.benchmarking.real_sentences import bbc_news_sentences
-from bert_tf.benchmarking.serving import benchmark_serving
+from bert_tf.benchmarking.serving import HELD_OUT_TEXT, arrival_order_lines, benchmark_serving
 from bert_tf.benchmarking.tokenize import benchmark_tokenize
 from bert_tf.benchmarking.pretrain_step import pretrain_step_runner, synthetic_batch
 
@@ -61,7 +66,16 @@ flags.DEFINE_string("text_file", os.path.join(CORPUS_DIR, "train.txt.gz"),
                     "Tokenize/data: real text, one sentence per line.")
 flags.DEFINE_string("model_dir", None, "Export/finetune/serving: the model directory (e.g. the "
                     "converted MiniLM).")
-flags.DEFINE_integer("num_sentences", 4096, "Finetune/serving: BBC News sentences to use.")
+flags.DEFINE_integer("num_sentences", 4096, "Finetune: BBC News sentences to use.")
+flags.DEFINE_string("hf_dir", None, "Serving: the Hugging Face folder --model_dir was converted "
+                    "from (the PyTorch and ONNX Runtime peers read it).")
+flags.DEFINE_string("serving_text_file", HELD_OUT_TEXT, "Serving: real lines, served in file "
+                    "order (default: the shipped KJV held-out text).")
+flags.DEFINE_multi_integer("serving_batch_size", [32, 128], "Serving: batch sizes to measure "
+                           "(batch-1 latency is always measured).")
+flags.DEFINE_integer("latency_requests", 200, "Serving: single-line requests per round.")
+flags.DEFINE_string("ref_python", ".venv-ref/bin/python", "Serving: a Python with torch, "
+                    "transformers and onnxruntime for those peers (skipped if missing).")
 flags.DEFINE_string("google_research_dir", None, "Data: a checkout of github.com/google-research/bert, whose "
                     "create_pretraining_data.py runs as the peer (row skipped without it).")
 flags.DEFINE_integer("data_copies", 1, "Data: repeat --text_file this many times (amortises each Beam "
@@ -126,6 +140,24 @@ def _pretrain(config):
                 _print(row)
 
 
+def _serving():
+    if not FLAGS.hf_dir:
+        raise app.UsageError("--what=serving needs --hf_dir (the folder --model_dir came from).")
+    lines = arrival_order_lines(FLAGS.serving_text_file)
+    preprocessor = BertPreprocessor(vocab_path(FLAGS.model_dir), seq_length=FLAGS.seq_length)
+    lengths = [int(n) for start in range(0, len(lines), 256) for n in np.sum(
+        preprocessor(tf.constant(lines[start:start + 256]))["input_mask"], axis=1)]
+    ref_python = FLAGS.ref_python if os.path.exists(FLAGS.ref_python) else None
+    _print({"lines": len(lines), "median_tokens": float(np.median(lengths)),
+            "mean_tokens": float(np.mean(lengths)),
+            "share_at_seq_length": float(np.mean(np.asarray(lengths) >= FLAGS.seq_length)),
+            "peers_in": ref_python})
+    return benchmark_serving(FLAGS.model_dir, FLAGS.hf_dir, lines, lengths,
+                             batch_sizes=FLAGS.serving_batch_size, repeats=FLAGS.repeats,
+                             latency_requests=FLAGS.latency_requests, seq_length=FLAGS.seq_length,
+                             ref_python=ref_python)
+
+
 def _read_lines(path, limit=8192):
     opener = gzip.open if path.endswith(".gz") else open
     with opener(path, "rt", encoding="utf-8") as f:
@@ -160,14 +192,13 @@ def main(argv):
     elif FLAGS.what in ("finetune", "serving"):
         if not FLAGS.model_dir:
             raise app.UsageError(f"--what={FLAGS.what} needs --model_dir.")
-        sentences, labels, names = bbc_news_sentences(FLAGS.num_sentences)
         if FLAGS.what == "finetune":
+            sentences, labels, names = bbc_news_sentences(FLAGS.num_sentences)
             rows = [row for dtype in FLAGS.dtype for row in benchmark_finetune(
                 FLAGS.model_dir, sentences, labels, names, FLAGS.batch_size, FLAGS.seq_length,
                 FLAGS.steps_per_repeat, dtype, FLAGS.repeats)]
         else:
-            rows = benchmark_serving(FLAGS.model_dir, sentences, FLAGS.batch_size,
-                                     FLAGS.seq_length, FLAGS.repeats)
+            rows = _serving()
         for row in rows:
             _print(row)
     elif FLAGS.what == "pretrain_quality":

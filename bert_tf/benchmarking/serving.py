@@ -1,107 +1,156 @@
-"""Serving throughput and latency on real sentences (`tools/benchmark.py --what=serving`).
+"""Serving on real lines in their arrival order (`tools/benchmark.py --what=serving`).
 
-Raw strings in, tokenization included, in one process:
-- "bert_tf export": the exported encoder SavedModel's `serving_default` (each request packed to
-  its own longest sentence, the export default), loaded back;
-- "bert_tf export, fixed": the same export with `padding="fixed"` (every request `seq_length`);
-- "keras_hub BertBackbone": its `BertTextClassifierPreprocessor` (fixed `seq_length`) and
-  `BertBackbone` of the same shape in one `tf.function`, keras-hub's best case.
-Sentences/s at `batch_size` (medians timed in turns), and batch-1 latency p50/p99 over single
-sentences, the runners called in turns per request. Never a test.
+Requests are not sorted: a batch of real lines in file order is as long as its longest line,
+so what a system computes is set by the length tail, not the median. Each system of
+`serving_systems` runs in its own worker process (`tools/serving_worker.py`; the PyTorch and
+ONNX Runtime ones with the dev-only `.venv-ref` Python, where it exists), on the same number
+of threads, with raw strings in and tokenization inside every timing. The workers are timed
+in turns, round by round (`timing.interleaved_median_seconds`), so load from other processes
+falls on all of them alike. Never a test.
 """
 
+import gzip
+import json
 import os
+import subprocess
+import sys
 import tempfile
-import time
 
 import numpy as np
-import tensorflow as tf
 
-from bert_tf.benchmarking.keras_hub_peer import keras_hub_backbone
+from bert_tf.benchmarking.serving_systems import SYSTEMS, TF_SYSTEMS
 from bert_tf.benchmarking.timing import interleaved_median_seconds
-from bert_tf.checkpoints.model_dir import read_config
-from bert_tf.export.exporter import export_saved_model
-from bert_tf.model_dir_reader import vocab_path
 
-KERAS_HUB_PEER = "keras_hub BertBackbone"
-
-
-def _export(model_dir, seq_length, padding, work_dir):
-    path = export_saved_model(model_dir, os.path.join(work_dir, padding), "encoder",
-                              seq_length=seq_length, padding=padding)
-    serve = tf.saved_model.load(path).signatures["serving_default"]
-    return lambda texts: serve(text=texts)["pooled_output"]
+REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+HELD_OUT_TEXT = os.path.join(REPO_ROOT, "bert_tf", "data", "corpus", "heldout.txt.gz")
+KERAS_HUB_PEER = "keras_hub"
+ORT_PEER = "onnxruntime optimized"
 
 
-def _keras_hub(model_dir, seq_length, lower_case):
-    import keras_hub  # dev-only peer
-
-    config = read_config(model_dir)
-    backbone = keras_hub_backbone(config)
-    preprocessor = keras_hub.models.BertTextClassifierPreprocessor(
-        keras_hub.models.BertTokenizer(vocabulary=vocab_path(model_dir), lowercase=lower_case),
-        sequence_length=seq_length)
-    forward = tf.function(lambda texts: backbone(preprocessor(texts), training=False)[
-        "pooled_output"], input_signature=[tf.TensorSpec([None], tf.string)])
-    return forward
+def arrival_order_lines(path=HELD_OUT_TEXT, limit=None):
+    """The non-blank lines of a text file (`.gz` too), in file order, long lines kept."""
+    opener = gzip.open if path.endswith(".gz") else open
+    with opener(path, "rt", encoding="utf-8") as f:
+        lines = [line.strip() for line in f if line.strip()]
+    return lines[:limit]
 
 
-def _over_batches(serve, batches):
-    def run():
-        for batch in batches:
-            serve(batch).numpy()
-    return run
+def computed_tokens(lengths, batch_size, system, seq_length):
+    """Tokens that `system`'s position-wise layers compute for the full batches of `lengths`.
+
+    `lengths` are packed lengths with [CLS] and [SEP] (at most `seq_length`). bert_tf
+    computes the real ones; its padded variant pads to the longest, rounded up to 8 as its
+    preprocessor does; keras-hub to `seq_length` (its only mode); the others to the longest.
+    """
+    total = 0
+    for start in range(0, len(lengths) - batch_size + 1, batch_size):
+        batch = np.asarray(lengths[start:start + batch_size])
+        if system == "bert_tf":
+            total += int(batch.sum())
+        elif system == "bert_tf padded":
+            total += batch_size * min(seq_length, -(-int(batch.max()) // 8) * 8)
+        elif system == KERAS_HUB_PEER:
+            total += batch_size * seq_length
+        else:
+            total += batch_size * int(batch.max())
+    return total
 
 
-def batch_one_latencies(runners, sentences, warmup=5):
-    """`{name: sorted seconds}` of single-sentence requests, the runners called in turns."""
-    times = {name: [] for name in runners}
-    for sentence in sentences[:warmup]:
-        for serve in runners.values():
-            serve(tf.constant([sentence])).numpy()
-    for sentence in sentences:
-        request = tf.constant([sentence])
-        for name, serve in runners.items():
-            start = time.perf_counter()
-            serve(request).numpy()
-            times[name].append(time.perf_counter() - start)
-    return {name: sorted(t) for name, t in times.items()}
+class WorkerError(RuntimeError):
+    """A serving worker exited (usually: its peer package is not installed)."""
 
 
-def benchmark_serving(model_dir, sentences, batch_size=32, seq_length=128, repeats=3,
-                      latency_requests=200, lower_case=True, work_dir=None):
-    """Sentences/s at `batch_size` and batch-1 latency (ms, p50/p99) of each runner.
+class _Worker:
+    """One system's worker process, answering JSON requests."""
+
+    def __init__(self, system, python, model_dir, hf_dir, lines_file, work_dir, seq_length,
+                 threads):
+        env = dict(os.environ, PYTHONPATH=REPO_ROOT, TF_CPP_MIN_LOG_LEVEL="3",
+                   OMP_NUM_THREADS=str(threads))
+        self.process = subprocess.Popen(
+            [python, os.path.join(REPO_ROOT, "tools", "serving_worker.py"), "--system", system,
+             "--model_dir", model_dir, "--hf_dir", hf_dir, "--lines_file", lines_file,
+             "--work_dir", os.path.join(work_dir, system.replace(" ", "_")),
+             "--seq_length", str(seq_length), "--threads", str(threads)],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+            text=True, env=env)
+        self.system = system
+        self._read()  # {"ready": ...}
+
+    def ask(self, request):
+        self.process.stdin.write(json.dumps(request) + "\n")
+        self.process.stdin.flush()
+        return self._read()["seconds"]
+
+    def _read(self):
+        line = self.process.stdout.readline()
+        if not line:
+            raise WorkerError(f"The {self.system!r} serving worker exited "
+                               f"(code {self.process.wait()}); run tools/serving_worker.py "
+                               "by hand to see why.")
+        return json.loads(line)
+
+    def close(self):
+        self.process.stdin.close()
+        self.process.wait()
+
+
+def benchmark_serving(model_dir, hf_dir, lines, lengths, batch_sizes=(32, 128), repeats=3,
+                      latency_requests=200, seq_length=128, threads=2, ref_python=None,
+                      systems=SYSTEMS, work_dir=None):
+    """Lines/s and real tokens/s per batch size, and batch-1 latency, of each system.
 
     Args:
-      model_dir: a model directory (the converted MiniLM).
-      sentences: list of str, real sentences; full batches of them are served per repeat.
-      latency_requests: single-sentence requests for the latency figures.
+      model_dir: a bert_tf model directory converted from `hf_dir`.
+      hf_dir: the Hugging Face folder (config.json, model.safetensors, tokenizer files).
+      lines: real lines in arrival order.
+      lengths: their packed lengths (bert_tf's tokenizer, with [CLS]/[SEP], capped).
+      ref_python: a Python with torch, transformers and onnxruntime (`.venv-ref/bin/python`);
+        without it only the TensorFlow systems run.
 
     Returns:
-      One dict per runner.
+      One dict per system and batch size (batch 1: latency p50/p99 in ms).
     """
     work_dir = work_dir or tempfile.mkdtemp(prefix="bert_tf_serving_")
-    runners = {"bert_tf export": _export(model_dir, seq_length, "longest", work_dir),
-               "bert_tf export, fixed": _export(model_dir, seq_length, "fixed", work_dir)}
+    lines_file = os.path.join(work_dir, "lines.json")
+    with open(lines_file, "w", encoding="utf-8") as f:
+        json.dump(lines, f)
+    workers, rows = {}, []
     try:
-        runners[KERAS_HUB_PEER] = _keras_hub(model_dir, seq_length, lower_case)
-    except ImportError:
-        pass
-    batches = [tf.constant(sentences[i:i + batch_size])
-               for i in range(0, len(sentences) - batch_size + 1, batch_size)]
-    served = len(batches) * batch_size
-    seconds = interleaved_median_seconds(
-        {name: _over_batches(serve, batches) for name, serve in runners.items()},
-        repeats=repeats)
-    latencies = batch_one_latencies(runners, sentences[:latency_requests])
-    peer = seconds.get(KERAS_HUB_PEER)
-    rows = []
-    for name, s in seconds.items():
-        times = latencies[name]
-        rows.append({
-            "implementation": name, "what": "serving", "batch_size": batch_size,
-            "seq_length": seq_length, "sentences": served, "seconds": s,
-            "sentences_per_s": served / s, "vs_keras_hub": peer / s if peer else None,
-            "batch_1_p50_ms": 1e3 * float(np.percentile(times, 50)),
-            "batch_1_p99_ms": 1e3 * float(np.percentile(times, 99))})
-    return rows
+        for system in systems:
+            python = sys.executable if system in TF_SYSTEMS else ref_python
+            if not python:
+                rows.append({"system": system, "error": "no --ref_python with its packages"})
+                continue
+            try:
+                workers[system] = _Worker(system, python, model_dir, hf_dir, lines_file,
+                                          work_dir, seq_length, threads)
+            except WorkerError as error:  # a dev-only peer that is not installed
+                rows.append({"system": system, "error": str(error)})
+        for batch_size in batch_sizes:
+            seconds = interleaved_median_seconds(
+                {name: (lambda w=worker, b=batch_size: w.ask({"batch_size": b}))
+                 for name, worker in workers.items()}, repeats=repeats)
+            served = len(lines) // batch_size * batch_size
+            real = sum(lengths[:served])
+            for name, s in seconds.items():
+                computed = computed_tokens(lengths, batch_size, name, seq_length)
+                rows.append({
+                    "system": name, "batch_size": batch_size, "lines_per_s": served / s,
+                    "real_tokens_per_s": real / s, "real_share_of_computed": real / computed,
+                    "vs_keras_hub": seconds[KERAS_HUB_PEER] / s if KERAS_HUB_PEER in seconds
+                    else None,
+                    "vs_onnxruntime_optimized": seconds[ORT_PEER] / s if ORT_PEER in seconds
+                    else None})
+        latencies = {name: [] for name in workers}
+        for _ in range(repeats):
+            for name, worker in workers.items():
+                latencies[name] += worker.ask({"latency": latency_requests})
+        for name, times in latencies.items():
+            rows.append({"system": name, "batch_size": 1,
+                         "p50_ms": 1e3 * float(np.percentile(times, 50)),
+                         "p99_ms": 1e3 * float(np.percentile(times, 99))})
+        return rows
+    finally:
+        for worker in workers.values():
+            worker.close()
