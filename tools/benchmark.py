@@ -71,6 +71,7 @@ flags.DEFINE_string("hf_dir", None, "Serving: the Hugging Face folder --model_di
                     "from (the PyTorch and ONNX Runtime peers read it).")
 flags.DEFINE_string("serving_text_file", HELD_OUT_TEXT, "Serving: real lines, served in file "
                     "order (default: the shipped KJV held-out text).")
+flags.DEFINE_integer("serving_lines", None, "Serving: serve only the first this many lines.")
 flags.DEFINE_multi_integer("serving_batch_size", [32, 128], "Serving: batch sizes to measure "
                            "(batch-1 latency is always measured).")
 flags.DEFINE_integer("latency_requests", 200, "Serving: single-line requests per round.")
@@ -143,7 +144,7 @@ def _pretrain(config):
 def _serving():
     if not FLAGS.hf_dir:
         raise app.UsageError("--what=serving needs --hf_dir (the folder --model_dir came from).")
-    lines = arrival_order_lines(FLAGS.serving_text_file)
+    lines = arrival_order_lines(FLAGS.serving_text_file, limit=FLAGS.serving_lines)
     preprocessor = BertPreprocessor(vocab_path(FLAGS.model_dir), seq_length=FLAGS.seq_length)
     lengths = [int(n) for start in range(0, len(lines), 256) for n in np.sum(
         preprocessor(tf.constant(lines[start:start + 256]))["input_mask"], axis=1)]

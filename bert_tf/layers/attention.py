@@ -76,9 +76,12 @@ class MultiHeadSelfAttention(keras.layers.Layer):
             context = self._attend(query, key, value, input_mask, training)
         else:
             # Packed [T, H] projections attend in length groups, then return to [T, H].
+            # Empty groups (batches smaller than the group count) skip their ~20 small ops.
             grouped = packing.to_groups(tf.concat([query, key, value], axis=-1))
+            attend = lambda qkv, valid: self._attend(*tf.split(qkv, 3, axis=-1), valid, training)
             context = packing.from_groups([
-                self._attend(*tf.split(qkv, 3, axis=-1), valid, training)
+                tf.cond(tf.shape(valid)[0] > 0, lambda qkv=qkv, valid=valid: attend(qkv, valid),
+                        lambda qkv=qkv: qkv[..., :tf.shape(query)[-1]])
                 for qkv, (_, valid) in zip(grouped, packing.groups)])
         return self.output_dense(context)
 
