@@ -50,6 +50,9 @@ def test_encoder_text_request_equals_fixed_at_real_positions(encoder):
     np.testing.assert_allclose(packed["pooled_output"], fixed["pooled_output"], atol=1e-5)
     np.testing.assert_allclose(packed["sequence_output"][mask],
                                fixed["sequence_output"][:, :width][mask], atol=1e-5)
+    # The export computes real tokens only (`BertEncoder.packed_inference`): padding is zero.
+    assert not packed["sequence_output"][~mask].any()
+    assert not fixed["sequence_output"][~fixed["input_mask"].astype(bool)].any()
 
 
 def test_tokenized_request_padded_either_way_gives_equal_outputs(encoder):
