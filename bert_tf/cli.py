@@ -2,7 +2,7 @@
 
 Only entry points (`bert_tf/run_*.py`, `tools/*.py`) import this module, and they import it
 before anything that imports TensorFlow: importing it imports TensorFlow quietly (unless the
-user set `TF_CPP_MIN_LOG_LEVEL`), without its C++ start-up lines (oneDNN, CUDA,
+user set `TF_CPP_MIN_LOG_LEVEL=0`), without its C++ start-up lines (oneDNN, CUDA,
 cpu_feature_guard). `TF_CPP_MIN_LOG_LEVEL=0 python -m bert_tf.run_pretraining ...` brings
 them back.
 
@@ -41,12 +41,14 @@ def _import_tensorflow_quietly():
 
     `TF_CPP_MIN_LOG_LEVEL=3` hides TensorFlow's C++ logging; the lines that Abseil writes
     before its logging is initialised (oneDNN, CUDA drivers) ignore it, so the import runs
-    with file descriptor 2 pointed at /dev/null. An import error still shows: it is raised
-    after stderr is back.
+    with file descriptor 2 pointed at /dev/null, whatever level the environment sets (many
+    users keep `TF_CPP_MIN_LOG_LEVEL=2`, which those lines ignore too). Only
+    `TF_CPP_MIN_LOG_LEVEL=0` shows them. An import error still shows: it is raised after
+    stderr is back.
     """
-    if "TF_CPP_MIN_LOG_LEVEL" in os.environ:
+    level = os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+    if level == "0":
         return
-    os.environ["TF_CPP_MIN_LOG_LEVEL"] = "3"
     with _stderr_to_devnull():
         import tensorflow  # noqa: F401
 
@@ -55,7 +57,7 @@ _import_tensorflow_quietly()
 
 from absl import app, flags, logging  # noqa: E402
 
-from bert_tf.errors import UserError  # noqa: E402
+from bert_tf.errors import StoppedBySignal, UserError  # noqa: E402
 
 FLAGS = flags.FLAGS
 EXIT_USER_ERROR = 1
@@ -197,7 +199,8 @@ def run(main, program=None, takes_arguments=False):
     """`absl.app.run(main)` with the error policy of every entry point.
 
     A `UserError` (and a missing or unreadable file) prints one line on stderr and exits 1;
-    Ctrl-C exits 130 saying the run resumes; any other exception is a bug and keeps its trace.
+    a run stopped by SIGTERM/SIGINT after saving (`StoppedBySignal`) prints what it saved and
+    exits 143/130; Ctrl-C elsewhere exits 130 saying the run resumes; any other exception is a bug and keeps its trace.
     Positional arguments are refused unless `takes_arguments` (a stray word, e.g.
     `--do_train true`, would otherwise be ignored silently).
     """
@@ -213,6 +216,9 @@ def run(main, program=None, takes_arguments=False):
                 PermissionError) as error:
             report_error(program, error)
             sys.exit(EXIT_USER_ERROR)
+        except StoppedBySignal as stopped:
+            print(f"{program}: {stopped}", file=sys.stderr, flush=True)
+            sys.exit(stopped.exit_code)
         except KeyboardInterrupt:
             print(f"{program}: interrupted; rerun the same command to resume from the last "
                   "checkpoint.", file=sys.stderr, flush=True)

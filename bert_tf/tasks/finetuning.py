@@ -50,6 +50,11 @@ def _schedule(options, adapter):
     return total, sorted(set(ends))
 
 
+def num_train_steps(options, adapter):
+    """The step at which training ends: `num_train_epochs` epochs of the task's examples."""
+    return _schedule(options, adapter)[0]
+
+
 def check_run(adapter, options, do_train=True, do_eval=True, do_predict=False):
     """`check_finetuning_options`, then what needs the task's data: that training has data and
     makes at least one step. Raises a `UserError` before anything is written."""

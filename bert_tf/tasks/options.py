@@ -23,6 +23,10 @@ MODEL_SUBDIR = "model"
 # Files of a fine-tuning run in its output_dir: a folder with one of them may be resumed.
 RUN_FILES = ("flags.txt", "checkpoint", "eval_history.json", "eval_results.json", MODEL_SUBDIR)
 MIN_SEQ_LENGTH = 3  # [CLS] one token [SEP]
+# Settings that may differ when a run in output_dir is resumed: they do not change what is
+# trained (the run's length, --num_train_epochs, may grow too: see run_directory).
+RESUMABLE_CHANGES = frozenset({"do_train", "do_eval", "do_predict", "eval_batch_size",
+                               "steps_per_loop", "save_checkpoints_steps", "data_dir"})
 
 
 @dataclasses.dataclass
