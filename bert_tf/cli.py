@@ -40,17 +40,21 @@ def _import_tensorflow_quietly():
     """Imports TensorFlow with its C++ start-up lines silenced, unless the user asked for them.
 
     `TF_CPP_MIN_LOG_LEVEL=3` hides TensorFlow's C++ logging; the lines that Abseil writes
-    before its logging is initialised (oneDNN, CUDA drivers) ignore it, so the import runs
-    with file descriptor 2 pointed at /dev/null, whatever level the environment sets (many
-    users keep `TF_CPP_MIN_LOG_LEVEL=2`, which those lines ignore too). Only
-    `TF_CPP_MIN_LOG_LEVEL=0` shows them. An import error still shows: it is raised after
-    stderr is back.
+    before its logging is initialised (oneDNN, CUDA drivers) ignore it, so the import and the
+    search for GPUs run with file descriptor 2 pointed at /dev/null, whatever level the
+    environment sets: many users keep `TF_CPP_MIN_LOG_LEVEL=2`, which shows the "failed call
+    to cuInit" that a machine without a GPU logs at ERROR. Only `TF_CPP_MIN_LOG_LEVEL=0`
+    shows them. An import error still shows: it is raised after stderr is back.
     """
     level = os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
     if level == "0":
         return
     with _stderr_to_devnull():
-        import tensorflow  # noqa: F401
+        import tensorflow
+        # Finding the GPUs logs "failed call to cuInit" at ERROR on a machine without one,
+        # which TF_CPP_MIN_LOG_LEVEL=2 shows; do it here. (Physical devices only: logical
+        # device settings stay open.)
+        tensorflow.config.list_physical_devices()
 
 
 _import_tensorflow_quietly()
@@ -119,19 +123,26 @@ class _ConsoleFormatter(std_logging.Formatter):
         return message
 
 
+def bare_console():
+    """Console log lines without absl's `I1203 07:41:00.123 140 file.py:12]` prefix.
+
+    Progress lines then read as they are; TensorFlow's own info chatter is dropped.
+    """
+    console = _ConsoleFormatter()
+    logging.get_absl_handler().setFormatter(console)
+    logging.get_absl_handler().addFilter(console)
+
+
 def log_to_file(output_dir):
     """Writes absl's full log to `output_dir/log.txt`; the console keeps the bare messages.
 
-    The console loses absl's `I1203 07:41:00.123 140 file.py:12]` prefix (progress lines
-    read as they are); the file keeps it, with every line of the run.
+    The file keeps absl's prefix, with every line of the run; the console is `bare_console`.
     """
     os.makedirs(output_dir, exist_ok=True)
     handler = std_logging.FileHandler(os.path.join(output_dir, LOG_FILE))
     handler.setFormatter(logging.PythonFormatter())
     logging.get_absl_logger().addHandler(handler)
-    console = _ConsoleFormatter()
-    logging.get_absl_handler().setFormatter(console)
-    logging.get_absl_handler().addFilter(console)
+    bare_console()
 
 
 class _NotFromBeam(std_logging.Filter):

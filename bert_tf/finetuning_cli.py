@@ -102,8 +102,9 @@ def run(build_adapter, check=None):
             check(options)
         adapter = build_adapter(options)
         check_run(adapter, options, *modes)
-        _claim_output_dir(options, adapter, FLAGS.do_train)
         logging.set_verbosity(logging.INFO)
+        cli.bare_console()
+        _claim_output_dir(options, adapter, FLAGS.do_train)
         cli.log_to_file(options.output_dir)
         try:
             print_report(run_finetuning(adapter, options, *modes, progress_fn=cli.log_progress))

@@ -18,6 +18,7 @@ from bert_tf.errors import UserError
 from bert_tf.options import OptionError, check_options, option
 from bert_tf.tokenization.bert_preprocessor import PADDINGS
 from bert_tf.training.distribution import STRATEGIES
+from bert_tf.training.run_directory import LOCK_FILE
 
 MODEL_SUBDIR = "model"
 # Files of a fine-tuning run in its output_dir: a folder with one of them may be resumed.
@@ -173,7 +174,8 @@ def _check_output_dir(options, do_train):
         if tf.io.gfile.exists(output_dir):
             raise OptionError("output_dir", output_dir, "is a file, not a folder.")
         return
-    entries = [name.rstrip("/") for name in tf.io.gfile.listdir(output_dir)]
+    entries = [name.rstrip("/") for name in tf.io.gfile.listdir(output_dir)
+               if name != LOCK_FILE]
     is_run = any(name in RUN_FILES or name.startswith("ckpt-") for name in entries)
     if entries and (CONFIG_NAME in entries or not is_run):
         shown = ", ".join(sorted(entries)[:4]) + (", ..." if len(entries) > 4 else "")
