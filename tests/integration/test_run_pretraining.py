@@ -135,10 +135,12 @@ def test_sigterm_saves_and_the_rerun_ends_like_an_uninterrupted_run_then_continu
     command = _command(run_dir, inputs, **flags)
     first = subprocess.Popen(command, env=_env(), stderr=subprocess.PIPE, text=True)
     _wait_for(run_dir / "log.txt", "step 6/40", first)
+    first.send_signal(signal.SIGSTOP)  # held mid-run while a second run tries the folder
     second = subprocess.run(command, env=_env(), capture_output=True, text=True, timeout=300)
     assert second.returncode == 1 and f"is in use by pid {first.pid} on" in second.stderr, \
         second.stderr[-2000:]
-    first.send_signal(signal.SIGTERM)
+    first.send_signal(signal.SIGTERM)  # handled as soon as it runs again
+    first.send_signal(signal.SIGCONT)
     first_log = first.communicate(timeout=300)[1]
     assert first.returncode == 128 + signal.SIGTERM, first_log[-2000:]
     stopped = re.search(r"run_pretraining: Stopped by SIGTERM at step (\d+); saved checkpoint "
@@ -162,7 +164,7 @@ def test_sigterm_saves_and_the_rerun_ends_like_an_uninterrupted_run_then_continu
     assert "--num_train_steps changed from 40 to 44" in longer.stderr
     assert sorted(_steps(longer.stderr)) == [42, 44]
     assert "--num_train_steps=44" in (run_dir / OPTIONS_FILE).read_text()
-    shorter = subprocess.run(_command(run_dir, inputs, **{**flags, "num_train_steps": 20}),
+    shorter = subprocess.run(_command(run_dir, inputs, **{**flags, "num_train_steps": 36}),
                              env=_env(), capture_output=True, text=True, timeout=300)
     assert shorter.returncode == 1 and "Traceback" not in shorter.stderr
     assert "holds a checkpoint at step 44" in shorter.stderr.strip().split("\n")[-1]
