@@ -211,7 +211,8 @@ def run(main, program=None, takes_arguments=False):
 
     A `UserError` (and a missing or unreadable file) prints one line on stderr and exits 1;
     a run stopped by SIGTERM/SIGINT after saving (`StoppedBySignal`) prints what it saved and
-    exits 143/130; Ctrl-C elsewhere exits 130 saying the run resumes; any other exception is a bug and keeps its trace.
+    exits 143/130; Ctrl-C elsewhere exits 130 saying the run resumes; any other exception is
+    a bug and keeps its trace.
     Positional arguments are refused unless `takes_arguments` (a stray word, e.g.
     `--do_train true`, would otherwise be ignored silently).
     """

@@ -236,8 +236,8 @@ def restore_init_checkpoint(path, items, required=("encoder",)):
     for name, item in items.items():
         if name not in keys:
             if name in required:
-                raise InitCheckpointError(f"init_checkpoint {prefix} has no `{name}`; its top-level "
-                                 f"keys are {sorted(keys)}.")
+                raise InitCheckpointError(f"init_checkpoint {prefix} has no `{name}`; its "
+                                          f"top-level keys are {sorted(keys)}.")
             logging.warning("init_checkpoint %s has no `%s`; it starts from scratch.", prefix, name)
             continue
         try:

@@ -240,17 +240,6 @@ def run_training(trainer, train_dataset_fn, global_batch_size, num_train_steps, 
         first (on every worker of a multi-worker run: they agree after each loop call).
       DiskFullError: a checkpoint did not fit; the newest one is the last complete one.
     """
-    with _StopSignals() as stop:
-        return _train(trainer, train_dataset_fn, global_batch_size, num_train_steps, output_dir,
-                      checkpoint_items, steps_per_loop, save_checkpoints_steps,
-                      max_checkpoints_to_keep, init_checkpoint, eval_dataset_fn,
-                      eval_every_steps, max_eval_steps, progress_fn, stop)
-
-
-def _train(trainer, train_dataset_fn, global_batch_size, num_train_steps, output_dir,
-           checkpoint_items, steps_per_loop, save_checkpoints_steps, max_checkpoints_to_keep,
-           init_checkpoint, eval_dataset_fn, eval_every_steps, max_eval_steps, progress_fn,
-           stop):
     strategy = trainer.strategy
     check_batch_split(global_batch_size, strategy.num_replicas_in_sync,
                       trainer.gradient_accumulation_steps)
@@ -263,33 +252,35 @@ def _train(trainer, train_dataset_fn, global_batch_size, num_train_steps, output
     evaluate_every = eval_every_steps if eval_dataset_fn else None
     train_metrics, eval_metrics = {}, {}
     started = time.perf_counter()
-    while step < num_train_steps:
-        count = _steps_to_next_stop(step, num_train_steps, steps_per_loop,
-                                    (save_checkpoints_steps, evaluate_every))
-        loop_start = time.perf_counter()
-        loss, sums, bad_step, done = trainer.loop_fn(iterator, tf.constant(count, tf.int32))
-        if int(bad_step) >= 0:
-            raise NonFiniteLossError(int(bad_step), checkpoint.latest)
-        step = int(trainer.step.numpy())
-        seconds = time.perf_counter() - loop_start
-        learning_rate = float(current_learning_rate(trainer.optimizer))  # of the next step
-        train_metrics = {"loss": float(loss), **_ratios(sums)}
-        scalars.write("train", step, {**train_metrics, "learning_rate": learning_rate})
-        if progress_fn is not None:
-            elapsed = time.perf_counter() - started
-            progress_fn(TrainProgress(
-                step, num_train_steps, float(loss), train_metrics, learning_rate,
-                int(done) * global_batch_size / seconds,
-                elapsed / (step - start) * (num_train_steps - step), elapsed))
-        saved_now = step % save_checkpoints_steps == 0 or step == num_train_steps
-        if saved_now:
-            last_saved = checkpoint.save() or last_saved
-        if stop.agreed(strategy):
-            if not saved_now:
+    # SIGTERM/SIGINT only set a flag while the loop runs; it is read between loop calls.
+    with _StopSignals() as stop:
+        while step < num_train_steps:
+            count = _steps_to_next_stop(step, num_train_steps, steps_per_loop,
+                                        (save_checkpoints_steps, evaluate_every))
+            loop_start = time.perf_counter()
+            loss, sums, bad_step, done = trainer.loop_fn(iterator, tf.constant(count, tf.int32))
+            if int(bad_step) >= 0:
+                raise NonFiniteLossError(int(bad_step), checkpoint.latest)
+            step = int(trainer.step.numpy())
+            seconds = time.perf_counter() - loop_start
+            learning_rate = float(current_learning_rate(trainer.optimizer))  # of the next step
+            train_metrics = {"loss": float(loss), **_ratios(sums)}
+            scalars.write("train", step, {**train_metrics, "learning_rate": learning_rate})
+            if progress_fn is not None:
+                elapsed = time.perf_counter() - started
+                progress_fn(TrainProgress(
+                    step, num_train_steps, float(loss), train_metrics, learning_rate,
+                    int(done) * global_batch_size / seconds,
+                    elapsed / (step - start) * (num_train_steps - step), elapsed))
+            saved_now = step % save_checkpoints_steps == 0 or step == num_train_steps
+            if saved_now:
                 last_saved = checkpoint.save() or last_saved
-            raise TrainingStopped(stop.received, step, last_saved or output_dir)
-        if evaluate_every and step % evaluate_every == 0 and step < num_train_steps:
-            eval_metrics = _evaluate(trainer, eval_dataset_fn, max_eval_steps, step, scalars)
+            if stop.agreed(strategy):
+                if not saved_now:
+                    last_saved = checkpoint.save() or last_saved
+                raise TrainingStopped(stop.received, step, last_saved or output_dir)
+            if evaluate_every and step % evaluate_every == 0 and step < num_train_steps:
+                eval_metrics = _evaluate(trainer, eval_dataset_fn, max_eval_steps, step, scalars)
     if eval_dataset_fn is not None:
         eval_metrics = _evaluate(trainer, eval_dataset_fn, max_eval_steps, step, scalars)
     scalars.flush()

@@ -127,7 +127,8 @@ def _wait_for(path, text, process, timeout=300):
 
 
 @pytest.mark.slow
-def test_sigterm_saves_and_the_rerun_ends_like_an_uninterrupted_run_then_continues(tmp_path, inputs):
+def test_sigterm_saves_and_the_rerun_ends_like_an_uninterrupted_run_then_continues(tmp_path,
+                                                                                  inputs):
     flags = dict(num_train_steps=40, save_checkpoints_steps=1000, steps_per_loop=2)
     straight = subprocess.Popen(_command(tmp_path / "straight", inputs, **flags), env=_env(),
                                 stderr=subprocess.PIPE, text=True)
