@@ -51,8 +51,8 @@ class DiskFullError(UserError, OSError):
 def _is_disk_full(error):
     if isinstance(error, OSError) and error.errno == errno.ENOSPC:
         return True
-    return isinstance(error, tf.errors.OpError) and (
-        "No space left" in error.message or isinstance(error, tf.errors.ResourceExhaustedError))
+    # TensorFlow's file systems pass strerror(ENOSPC) on in an OpError's message.
+    return isinstance(error, tf.errors.OpError) and "No space left" in error.message
 
 
 @contextlib.contextmanager

@@ -10,7 +10,8 @@ import pytest
 import tensorflow as tf
 
 from bert_tf.models.bert_pretrainer import build_pretrainer
-from bert_tf.training.checkpointing import DiskFullError, TrainingCheckpoint
+from bert_tf.training.checkpointing import (DiskFullError, TrainingCheckpoint,
+                                            disk_full_is_a_user_error)
 from bert_tf.training.distribution import get_strategy
 from bert_tf.training.optimization import create_optimizer
 from bert_tf.training.pretraining_loss import pretraining_loss_fn
@@ -100,3 +101,16 @@ def test_a_full_disk_stops_naming_the_path_and_keeps_the_last_checkpoint(
     monkeypatch.undo()
     result, resumed = _run(tiny_config, initial_weights, output_dir, save_checkpoints_steps=2)
     assert min(resumed) == 4 and result.checkpoint.endswith(f"ckpt-{STEPS}")
+
+
+def test_a_tensorflow_write_error_for_space_is_a_full_disk_and_other_errors_pass(tmp_path):
+    partial = tmp_path / "model.ckpt.data-00000-of-00001"
+    with pytest.raises(DiskFullError, match=r"writing /x/model \(it needs about 2.0 MiB\)"):
+        with disk_full_is_a_user_error("/x/model", lambda: 2 * 2**20,
+                                       clean_up=(str(tmp_path / "model.ckpt*"),)):
+            partial.write_bytes(b"half")
+            raise tf.errors.UnknownError(None, None, f"{partial}; No space left on device")
+    assert not partial.exists()
+    with pytest.raises(tf.errors.PermissionDeniedError):
+        with disk_full_is_a_user_error("/x/model", lambda: 0):
+            raise tf.errors.PermissionDeniedError(None, None, "read-only file system")
