@@ -2,7 +2,7 @@
 
 Only entry points (`bert_tf/run_*.py`, `tools/*.py`) import this module, and they import it
 before anything that imports TensorFlow: importing it imports TensorFlow quietly (unless the
-user set `TF_CPP_MIN_LOG_LEVEL`), without its C++ start-up lines (oneDNN, CUDA,
+user set `TF_CPP_MIN_LOG_LEVEL=0`), without its C++ start-up lines (oneDNN, CUDA,
 cpu_feature_guard). `TF_CPP_MIN_LOG_LEVEL=0 python -m bert_tf.run_pretraining ...` brings
 them back.
 
@@ -40,22 +40,28 @@ def _import_tensorflow_quietly():
     """Imports TensorFlow with its C++ start-up lines silenced, unless the user asked for them.
 
     `TF_CPP_MIN_LOG_LEVEL=3` hides TensorFlow's C++ logging; the lines that Abseil writes
-    before its logging is initialised (oneDNN, CUDA drivers) ignore it, so the import runs
-    with file descriptor 2 pointed at /dev/null. An import error still shows: it is raised
-    after stderr is back.
+    before its logging is initialised (oneDNN, CUDA drivers) ignore it, so the import and the
+    search for GPUs run with file descriptor 2 pointed at /dev/null, whatever level the
+    environment sets: many users keep `TF_CPP_MIN_LOG_LEVEL=2`, which shows the "failed call
+    to cuInit" that a machine without a GPU logs at ERROR. Only `TF_CPP_MIN_LOG_LEVEL=0`
+    shows them. An import error still shows: it is raised after stderr is back.
     """
-    if "TF_CPP_MIN_LOG_LEVEL" in os.environ:
+    level = os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+    if level == "0":
         return
-    os.environ["TF_CPP_MIN_LOG_LEVEL"] = "3"
     with _stderr_to_devnull():
-        import tensorflow  # noqa: F401
+        import tensorflow
+        # Finding the GPUs logs "failed call to cuInit" at ERROR on a machine without one,
+        # which TF_CPP_MIN_LOG_LEVEL=2 shows; do it here. (Physical devices only: logical
+        # device settings stay open.)
+        tensorflow.config.list_physical_devices()
 
 
 _import_tensorflow_quietly()
 
 from absl import app, flags, logging  # noqa: E402
 
-from bert_tf.errors import UserError  # noqa: E402
+from bert_tf.errors import StoppedBySignal, UserError  # noqa: E402
 
 FLAGS = flags.FLAGS
 EXIT_USER_ERROR = 1
@@ -117,19 +123,26 @@ class _ConsoleFormatter(std_logging.Formatter):
         return message
 
 
+def bare_console():
+    """Console log lines without absl's `I1203 07:41:00.123 140 file.py:12]` prefix.
+
+    Progress lines then read as they are; TensorFlow's own info chatter is dropped.
+    """
+    console = _ConsoleFormatter()
+    logging.get_absl_handler().setFormatter(console)
+    logging.get_absl_handler().addFilter(console)
+
+
 def log_to_file(output_dir):
     """Writes absl's full log to `output_dir/log.txt`; the console keeps the bare messages.
 
-    The console loses absl's `I1203 07:41:00.123 140 file.py:12]` prefix (progress lines
-    read as they are); the file keeps it, with every line of the run.
+    The file keeps absl's prefix, with every line of the run; the console is `bare_console`.
     """
     os.makedirs(output_dir, exist_ok=True)
     handler = std_logging.FileHandler(os.path.join(output_dir, LOG_FILE))
     handler.setFormatter(logging.PythonFormatter())
     logging.get_absl_logger().addHandler(handler)
-    console = _ConsoleFormatter()
-    logging.get_absl_handler().setFormatter(console)
-    logging.get_absl_handler().addFilter(console)
+    bare_console()
 
 
 class _NotFromBeam(std_logging.Filter):
@@ -197,7 +210,9 @@ def run(main, program=None, takes_arguments=False):
     """`absl.app.run(main)` with the error policy of every entry point.
 
     A `UserError` (and a missing or unreadable file) prints one line on stderr and exits 1;
-    Ctrl-C exits 130 saying the run resumes; any other exception is a bug and keeps its trace.
+    a run stopped by SIGTERM/SIGINT after saving (`StoppedBySignal`) prints what it saved and
+    exits 143/130; Ctrl-C elsewhere exits 130 saying the run resumes; any other exception is
+    a bug and keeps its trace.
     Positional arguments are refused unless `takes_arguments` (a stray word, e.g.
     `--do_train true`, would otherwise be ignored silently).
     """
@@ -213,6 +228,9 @@ def run(main, program=None, takes_arguments=False):
                 PermissionError) as error:
             report_error(program, error)
             sys.exit(EXIT_USER_ERROR)
+        except StoppedBySignal as stopped:
+            print(f"{program}: {stopped}", file=sys.stderr, flush=True)
+            sys.exit(stopped.exit_code)
         except KeyboardInterrupt:
             print(f"{program}: interrupted; rerun the same command to resume from the last "
                   "checkpoint.", file=sys.stderr, flush=True)

@@ -18,6 +18,16 @@ class UserError(Exception):
     """
 
 
+class StoppedBySignal(Exception):
+    """A run stopped cleanly on SIGTERM/SIGINT; its message says what was saved.
+
+    Entry points print the message as one line and exit 128 + the signal's number, as a
+    shell reports a process that a signal ended.
+    """
+
+    exit_code = 130
+
+
 class MissingExtraError(UserError):
     """An optional dependency is not installed; the message names the extra to install."""
 

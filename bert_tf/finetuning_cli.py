@@ -13,7 +13,8 @@ Example (an entry point):
 >>> finetuning_cli.run(build_adapter, check=check_task_flags)         # doctest: +SKIP
 """
 
-import os
+import dataclasses
+import sys
 
 from bert_tf import cli  # first: it quiets TensorFlow before TensorFlow loads
 
@@ -21,8 +22,10 @@ import tensorflow as tf  # noqa: E402
 from absl import flags, logging  # noqa: E402
 
 from bert_tf.options import OptionError  # noqa: E402
-from bert_tf.tasks.finetuning import check_run, run_finetuning  # noqa: E402
-from bert_tf.tasks.options import FinetuningOptions, check_finetuning_options  # noqa: E402
+from bert_tf.tasks.finetuning import check_run, num_train_steps, run_finetuning  # noqa: E402
+from bert_tf.tasks.options import (RESUMABLE_CHANGES, FinetuningOptions,  # noqa: E402
+                                   check_finetuning_options)
+from bert_tf.training.run_directory import release_output_dir, write_settings  # noqa: E402
 
 FLAGS = flags.FLAGS
 FLAGS_FILE = "flags.txt"
@@ -70,10 +73,16 @@ def print_report(result):
         print("wrote", path)
 
 
-def _write_flags(output_dir):
-    os.makedirs(output_dir, exist_ok=True)
-    with open(os.path.join(output_dir, FLAGS_FILE), "w", encoding="utf-8") as f:
-        f.write(FLAGS.flags_into_string())
+def _claim_output_dir(options, adapter, do_train):
+    """Compares the entry point's flags with the run's in `output_dir`, locks it, writes them.
+
+    The same check as pretraining's (`run_directory.write_settings`): settings that change
+    what the checkpoints mean must match; --num_train_epochs may grow (the run continues).
+    """
+    settings = dataclasses.asdict(options)
+    settings.update((flag.name, flag.value) for flag in FLAGS.get_key_flags_for_module(sys.argv[0]))
+    length = ("num_train_epochs", num_train_steps(options, adapter)) if do_train else None
+    write_settings(options.output_dir, settings, RESUMABLE_CHANGES, length, FLAGS_FILE)
 
 
 def run(build_adapter, check=None):
@@ -93,9 +102,13 @@ def run(build_adapter, check=None):
             check(options)
         adapter = build_adapter(options)
         check_run(adapter, options, *modes)
-        _write_flags(options.output_dir)
         logging.set_verbosity(logging.INFO)
+        cli.bare_console()
+        _claim_output_dir(options, adapter, FLAGS.do_train)
         cli.log_to_file(options.output_dir)
-        print_report(run_finetuning(adapter, options, *modes, progress_fn=cli.log_progress))
+        try:
+            print_report(run_finetuning(adapter, options, *modes, progress_fn=cli.log_progress))
+        finally:
+            release_output_dir(options.output_dir)
 
     cli.run(main)

@@ -20,6 +20,7 @@ cli.define_flags(PretrainingOptions)
 
 def main(argv):
     del argv
+    cli.bare_console()  # also for what preparing logs (a continued run's new length)
     run = prepare_pretraining(cli.options_from_flags(PretrainingOptions))
     chief = is_chief(run.strategy)  # other workers of a multi-worker run write nothing
     if chief:

@@ -115,10 +115,14 @@ def export_saved_model(model_dir, export_dir, head, seq_length=None, version=Non
 
     Raises:
       OutputExistsError: `export_dir/<version>` exists (nothing is overwritten).
-      ExportError, CheckpointError: the model directory lacks the head, or bad arguments.
+      ExportError, CheckpointError: the model directory lacks the head, or bad arguments
+        (`export_dir` a file).
       op_audit.OpAuditError: the graph uses ops that TF Serving `tf_serving_version` lacks.
     """
     op_audit.tf_serving_op_sets(tf_serving_version)  # Fail on an unknown release before work.
+    if tf.io.gfile.exists(export_dir) and not tf.io.gfile.isdir(export_dir):
+        raise ExportError(f"export_dir {export_dir} is a file, not a folder; give the folder "
+                          "that TF Serving reads versions from (it is created if missing).")
     if version is None:
         version = (existing_versions(export_dir) or [0])[-1] + 1
     if int(version) < 1:

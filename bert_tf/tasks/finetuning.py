@@ -24,6 +24,7 @@ from bert_tf.errors import UserError
 from bert_tf.models.bert_encoder import BertEncoder
 from bert_tf.tasks.eval_history import best_metric, load_history, save_history
 from bert_tf.tasks.options import MODEL_SUBDIR, check_finetuning_options
+from bert_tf.training.checkpointing import disk_full_is_a_user_error, variables_bytes
 from bert_tf.training.distribution import get_strategy
 from bert_tf.training.optimization import create_optimizer
 from bert_tf.training.train_loop import Trainer, run_training
@@ -48,6 +49,11 @@ def _schedule(options, adapter):
     ends = [min(total, int(round(steps_per_epoch * (e + 1))))
             for e in range(math.ceil(options.num_train_epochs))]
     return total, sorted(set(ends))
+
+
+def num_train_steps(options, adapter):
+    """The step at which training ends: `num_train_epochs` epochs of the task's examples."""
+    return _schedule(options, adapter)[0]
 
 
 def check_run(adapter, options, do_train=True, do_eval=True, do_predict=False):
@@ -160,8 +166,9 @@ def _train(adapter, options, model_dir, do_eval, progress_fn):
             info = dict(adapter.info, step=step, epoch=epoch,
                         max_seq_length=options.max_seq_length,
                         do_lower_case=options.do_lower_case, dev_metrics=entry.get("metrics"))
-            write_model_dir(model_dir, bert_config, options.vocab(), info=info,
-                            **model.checkpoint_items())
+            items = model.checkpoint_items()
+            with disk_full_is_a_user_error(model_dir, lambda: variables_bytes(items.values())):
+                write_model_dir(model_dir, bert_config, options.vocab(), info=info, **items)
             entry["best"] = True
         history.append(entry)
         save_history(options.output_dir, history)

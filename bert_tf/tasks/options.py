@@ -18,11 +18,16 @@ from bert_tf.errors import UserError
 from bert_tf.options import OptionError, check_options, option
 from bert_tf.tokenization.bert_preprocessor import PADDINGS
 from bert_tf.training.distribution import STRATEGIES
+from bert_tf.training.run_directory import LOCK_FILE
 
 MODEL_SUBDIR = "model"
 # Files of a fine-tuning run in its output_dir: a folder with one of them may be resumed.
 RUN_FILES = ("flags.txt", "checkpoint", "eval_history.json", "eval_results.json", MODEL_SUBDIR)
 MIN_SEQ_LENGTH = 3  # [CLS] one token [SEP]
+# Settings that may differ when a run in output_dir is resumed: they do not change what is
+# trained (the run's length, --num_train_epochs, may grow too: see run_directory).
+RESUMABLE_CHANGES = frozenset({"do_train", "do_eval", "do_predict", "eval_batch_size",
+                               "steps_per_loop", "save_checkpoints_steps", "data_dir"})
 
 
 @dataclasses.dataclass
@@ -169,7 +174,8 @@ def _check_output_dir(options, do_train):
         if tf.io.gfile.exists(output_dir):
             raise OptionError("output_dir", output_dir, "is a file, not a folder.")
         return
-    entries = [name.rstrip("/") for name in tf.io.gfile.listdir(output_dir)]
+    entries = [name.rstrip("/") for name in tf.io.gfile.listdir(output_dir)
+               if name != LOCK_FILE]
     is_run = any(name in RUN_FILES or name.startswith("ckpt-") for name in entries)
     if entries and (CONFIG_NAME in entries or not is_run):
         shown = ", ".join(sorted(entries)[:4]) + (", ..." if len(entries) > 4 else "")

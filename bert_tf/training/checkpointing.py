@@ -7,6 +7,10 @@ datasets are deterministic and are skipped forward on resume (a distributed iter
 cannot be checkpointed).
 """
 
+import contextlib
+import errno
+import logging as std_logging
+import math
 import os
 import shutil
 import uuid
@@ -16,7 +20,78 @@ from absl import logging
 from google.protobuf import text_format
 
 from bert_tf.checkpoints.model_dir import model_checkpoint_path
+from bert_tf.errors import UserError
 from bert_tf.training.distribution import is_chief, task_id
+
+
+class InitCheckpointError(UserError, ValueError):
+    """`init_checkpoint` is not a checkpoint of this model (another size, no encoder)."""
+
+
+class _UnrestoredValueWarnings(std_logging.Filter):
+    """Drops TensorFlow's per-variable warnings about a checkpoint read that failed.
+
+    When a restore stops at a shape mismatch, TensorFlow's restore coordinator (out of reach:
+    the failed `read` returns no status to call `expect_partial()` on) logs one warning per
+    checkpoint value when it is deleted, about a hundred for BERT-base, burying the one line
+    that says what is wrong.
+    """
+
+    PREFIXES = ("Detecting that an object or model or tf.train.Checkpoint is being deleted",
+                "Value in checkpoint could not be found", "An attribute in the restored object")
+
+    def filter(self, record):
+        return not str(record.msg).startswith(self.PREFIXES)
+
+
+class DiskFullError(UserError, OSError):
+    """A checkpoint or model directory could not be written for lack of space."""
+
+
+def _is_disk_full(error):
+    if isinstance(error, OSError) and error.errno == errno.ENOSPC:
+        return True
+    # TensorFlow's file systems pass strerror(ENOSPC) on in an OpError's message.
+    return isinstance(error, tf.errors.OpError) and "No space left" in error.message
+
+
+@contextlib.contextmanager
+def disk_full_is_a_user_error(path, needed_bytes, clean_up=()):
+    """Turns a write that fails for lack of space into one `DiskFullError` line.
+
+    Args:
+      path: what was being written (named in the message).
+      needed_bytes: `fn() -> int`, about how much space the write needs.
+      clean_up: globs of the half-written files to delete, so that they are never taken
+        for the newest checkpoint.
+    """
+    try:
+        yield
+    except (OSError, tf.errors.OpError) as error:
+        if not _is_disk_full(error):
+            raise
+        for pattern in clean_up:
+            for leftover in tf.io.gfile.glob(pattern):
+                if tf.io.gfile.isdir(leftover):
+                    tf.io.gfile.rmtree(leftover)
+                else:
+                    tf.io.gfile.remove(leftover)
+        raise DiskFullError(
+            f"No space left on the device writing {path} (it needs about "
+            f"{needed_bytes() / 2**20:.1f} MiB); the newest checkpoint is the last complete "
+            "one. Free space (or move --output_dir) and rerun the same command to resume."
+        ) from None
+
+
+def variables_bytes(trackables):
+    """Bytes of the variables of `trackables` (models, optimizers): about a checkpoint's size."""
+    seen, total = set(), 0
+    for trackable in trackables:
+        for variable in getattr(trackable, "variables", []):
+            if id(variable) not in seen:
+                seen.add(id(variable))
+                total += math.prod(variable.shape) * tf.as_dtype(variable.dtype).size
+    return total
 
 
 def check_output_dir(output_dir):
@@ -67,6 +142,7 @@ class TrainingCheckpoint:
 
     def __init__(self, strategy, output_dir, items, optimizer, step, max_to_keep=5):
         self.checkpoint = tf.train.Checkpoint(optimizer=optimizer, step=step, **items)
+        self.trackables = [optimizer, *items.values()]
         self.chief = is_chief(strategy)
         self.output_dir = output_dir
         directory = output_dir if self.chief else os.path.join(
@@ -115,7 +191,16 @@ class TrainingCheckpoint:
         return None
 
     def save(self):
-        path = self.manager.save(checkpoint_number=self.step)
+        """Writes `ckpt-<step>`; returns its path (None on workers other than the chief).
+
+        Raises:
+          DiskFullError: no space for it; its partial files are removed, so the newest
+            checkpoint stays the last complete one.
+        """
+        prefix = os.path.join(self.directory, f"ckpt-{int(self.step.numpy())}")
+        with disk_full_is_a_user_error(prefix, lambda: variables_bytes(self.trackables),
+                                       clean_up=(prefix + ".*", prefix + "_temp*")):
+            path = self.manager.save(checkpoint_number=self.step)
         if not self.chief:
             shutil.rmtree(self.directory, ignore_errors=True)
             return None
@@ -143,7 +228,7 @@ def restore_init_checkpoint(path, items, required=("encoder",)):
 
     Raises:
       FileNotFoundError: nothing at `path`.
-      ValueError: a required item is missing or a shape differs.
+      InitCheckpointError: a required item is missing or a shape differs.
     """
     prefix = _checkpoint_prefix(path)
     keys = {name.split("/")[0] for name, _ in tf.train.list_variables(prefix)}
@@ -151,15 +236,17 @@ def restore_init_checkpoint(path, items, required=("encoder",)):
     for name, item in items.items():
         if name not in keys:
             if name in required:
-                raise ValueError(f"init_checkpoint {prefix} has no `{name}`; its top-level "
-                                 f"keys are {sorted(keys)}.")
+                raise InitCheckpointError(f"init_checkpoint {prefix} has no `{name}`; its "
+                                          f"top-level keys are {sorted(keys)}.")
             logging.warning("init_checkpoint %s has no `%s`; it starts from scratch.", prefix, name)
             continue
         try:
             tf.train.Checkpoint(**{name: item}).read(prefix).assert_existing_objects_matched()
         except (AssertionError, ValueError) as error:
-            raise ValueError(f"init_checkpoint {prefix}: `{name}` does not match the model "
-                             f"(check bert_config_file): {error}") from None
+            tf.get_logger().addFilter(_UnrestoredValueWarnings())
+            reason = " ".join(str(error).split("\n")[0].split())
+            raise InitCheckpointError(f"init_checkpoint {prefix}: `{name}` does not match the "
+                                      f"model (check bert_config_file): {reason}") from None
         restored.append(name)
     logging.info("Initialized %s from %s.", restored, prefix)
     return restored

@@ -5,7 +5,13 @@ import os
 
 import tensorflow as tf
 
+from bert_tf.errors import UserError
+
 STRATEGIES = ("one_device", "mirrored", "multi_worker_mirrored", "tpu")
+
+
+class StrategyError(UserError, RuntimeError):
+    """The strategy asked for cannot run here (e.g. no TPU to reach)."""
 
 
 def _accelerators():
@@ -28,7 +34,7 @@ def get_strategy(name, tpu_address="", num_gpus=None):
 
     Raises:
       ValueError: unknown name, bad `num_gpus`, or a malformed `TF_CONFIG`.
-      RuntimeError: the TPU cannot be reached.
+      StrategyError: the TPU cannot be reached.
 
     Example:
     >>> strategy = get_strategy("one_device")
@@ -84,8 +90,9 @@ def _tpu_strategy(tpu_address):
         tf.config.experimental_connect_to_cluster(resolver)
         tf.tpu.experimental.initialize_tpu_system(resolver)
     except (ValueError, tf.errors.OpError) as error:
-        raise RuntimeError(f"Cannot reach TPU {tpu_address or 'local'!r} (--tpu): "
-                           f"{type(error).__name__}: {error}") from None
+        reason = " ".join(str(getattr(error, "message", error)).split("\n")[0].split())
+        raise StrategyError(f"--distribution_strategy=tpu: cannot reach TPU "
+                            f"{tpu_address or 'local'!r} (--tpu): {reason}") from None
     return tf.distribute.TPUStrategy(resolver)
 
 

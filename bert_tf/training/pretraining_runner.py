@@ -18,14 +18,15 @@ from bert_tf.data.pretraining_dataset import RecordFormatError, pretraining_data
 from bert_tf.dtype_policy import policy_scope
 from bert_tf.errors import UserError
 from bert_tf.models.bert_pretrainer import build_pretrainer
-from bert_tf.training.checkpointing import check_output_dir
+from bert_tf.training.checkpointing import (check_output_dir, disk_full_is_a_user_error,
+                                            variables_bytes)
 from bert_tf.training.distribution import check_batch_split, get_strategy, is_chief
 from bert_tf.training.optimization import create_optimizer
 from bert_tf.training.options import (RESUMABLE_CHANGES, PretrainingOptions,
                                       check_pretraining_options)
 from bert_tf.training.pretraining_loss import (majority_label_share, pretraining_loss_fn,
                                               unigram_baseline_accuracy)
-from bert_tf.training.run_directory import claim_output_dir
+from bert_tf.training.run_directory import claim_output_dir, release_output_dir
 from bert_tf.training.train_loop import Trainer, run_training
 
 
@@ -126,7 +127,8 @@ def prepare_pretraining(options):
         _check_inputs(train_fn)
     eval_dataset = _check_inputs(eval_fn) if eval_fn is not None else None
     if is_chief(strategy):
-        claim_output_dir(options.output_dir, dataclasses.asdict(options), RESUMABLE_CHANGES)
+        claim_output_dir(options.output_dir, dataclasses.asdict(options), RESUMABLE_CHANGES,
+                         length=("num_train_steps", options.num_train_steps))
     return PreparedRun(options, config, strategy, train_fn, eval_fn, eval_dataset)
 
 
@@ -149,8 +151,11 @@ def run_pretraining(options, progress_fn=None):
 
 def pretrain(run, progress_fn=None):
     """Trains and evaluates a `PreparedRun` under its dtype policy; see `run_pretraining`."""
-    with policy_scope(run.options.dtype):
-        return _train_and_write(run, progress_fn)
+    try:
+        with policy_scope(run.options.dtype):
+            return _train_and_write(run, progress_fn)
+    finally:
+        release_output_dir(run.options.output_dir)
 
 
 def _train_and_write(run, progress_fn):
@@ -180,11 +185,13 @@ def _train_and_write(run, progress_fn):
         if options.use_next_sentence:
             eval_metrics["nsp_majority_baseline"] = majority_label_share(held_out)
     model_dir = options.output_dir
+    items = model.checkpoint_items()
     if is_chief(strategy):
-        write_model_dir(model_dir, config, vocab_file=options.vocab_file,
-                        info={"head": "pretrainer", "do_lower_case": options.do_lower_case,
-                              "max_seq_length": options.max_seq_length, "step": result.step,
-                              "objective": options.objective},
-                        **model.checkpoint_items())
+        with disk_full_is_a_user_error(model_dir, lambda: variables_bytes(items.values())):
+            write_model_dir(model_dir, config, vocab_file=options.vocab_file,
+                            info={"head": "pretrainer", "do_lower_case": options.do_lower_case,
+                                  "max_seq_length": options.max_seq_length,
+                                  "step": result.step, "objective": options.objective},
+                            **items)
     return {"step": result.step, "train": result.train_metrics, "eval": eval_metrics,
             "model_dir": model_dir}

@@ -9,13 +9,15 @@ writes TensorBoard scalars and reports progress.
 
 import dataclasses
 import os
+import signal
+import threading
 import time
 
 import tensorflow as tf
 from absl import logging
 from tensorflow.core.framework import summary_pb2
 
-from bert_tf.errors import UserError
+from bert_tf.errors import StoppedBySignal, UserError
 from bert_tf.training.checkpointing import (TrainingCheckpoint, check_output_dir,
                                             restore_init_checkpoint)
 from bert_tf.training.distribution import check_batch_split, is_chief
@@ -37,6 +39,57 @@ class NonFiniteLossError(UserError, RuntimeError):
         super().__init__(f"Loss is NaN or Inf at step {step}; stopped without saving. The last "
                          f"good checkpoint is {checkpoint or 'none (no checkpoint yet)'}; lower "
                          "the learning rate or check the data, then rerun to resume from it.")
+
+
+class TrainingStopped(StoppedBySignal):
+    """SIGTERM or SIGINT stopped the run; `checkpoint` was saved at `step` to resume from."""
+
+    def __init__(self, signal_name, step, checkpoint):
+        self.signal_name, self.step, self.checkpoint = signal_name, step, checkpoint
+        self.exit_code = 128 + (signal.SIGINT if signal_name == "SIGINT" else signal.SIGTERM)
+        super().__init__(f"Stopped by {signal_name} at step {step}; saved checkpoint "
+                         f"{checkpoint}. Rerun the same command to resume from it.")
+
+
+class _StopSignals:
+    """While active, SIGTERM and SIGINT set a flag that the loop reads between loop calls.
+
+    SIGTERM is what preemptible VMs, TPU maintenance, Kubernetes and Slurm send before a
+    kill; the loop then saves at the current step and raises `TrainingStopped`. A signal
+    that arrives during that save only sets the flag again, so the save finishes and the
+    newest checkpoint is never half written. Outside the main thread (where Python cannot
+    install handlers) signals keep their default behaviour.
+    """
+
+    SIGNALS = (signal.SIGTERM, signal.SIGINT)
+
+    def __init__(self):
+        self.received = None
+        self._previous = {}
+
+    def _handle(self, signum, frame):
+        del frame
+        self.received = self.received or signal.Signals(signum).name
+
+    def __enter__(self):
+        if threading.current_thread() is threading.main_thread():
+            self._previous = {s: signal.signal(s, self._handle) for s in self.SIGNALS}
+        return self
+
+    def __exit__(self, *exc_info):
+        for signum, handler in self._previous.items():
+            signal.signal(signum, handler)
+
+    def agreed(self, strategy):
+        """Whether any worker received a signal (a collective: every worker calls it)."""
+        if not isinstance(strategy, tf.distribute.MultiWorkerMirroredStrategy):
+            return self.received is not None
+        flags = strategy.experimental_distribute_values_from_function(
+            lambda _: tf.constant(0.0 if self.received is None else 1.0))
+        stop = float(strategy.reduce(tf.distribute.ReduceOp.SUM, flags, axis=None)) > 0
+        if stop and self.received is None:
+            self.received = "a signal to another worker"
+        return stop
 
 
 @dataclasses.dataclass
@@ -183,6 +236,9 @@ def run_training(trainer, train_dataset_fn, global_batch_size, num_train_steps, 
 
     Raises:
       NonFiniteLossError: the loss became NaN/Inf (nothing is saved past the last good step).
+      TrainingStopped: SIGTERM or SIGINT arrived; a checkpoint of the current step was saved
+        first (on every worker of a multi-worker run: they agree after each loop call).
+      DiskFullError: a checkpoint did not fit; the newest one is the last complete one.
     """
     strategy = trainer.strategy
     check_batch_split(global_batch_size, strategy.num_replicas_in_sync,
@@ -196,28 +252,35 @@ def run_training(trainer, train_dataset_fn, global_batch_size, num_train_steps, 
     evaluate_every = eval_every_steps if eval_dataset_fn else None
     train_metrics, eval_metrics = {}, {}
     started = time.perf_counter()
-    while step < num_train_steps:
-        count = _steps_to_next_stop(step, num_train_steps, steps_per_loop,
-                                    (save_checkpoints_steps, evaluate_every))
-        loop_start = time.perf_counter()
-        loss, sums, bad_step, done = trainer.loop_fn(iterator, tf.constant(count, tf.int32))
-        if int(bad_step) >= 0:
-            raise NonFiniteLossError(int(bad_step), checkpoint.latest)
-        step = int(trainer.step.numpy())
-        seconds = time.perf_counter() - loop_start
-        learning_rate = float(current_learning_rate(trainer.optimizer))  # of the next step
-        train_metrics = {"loss": float(loss), **_ratios(sums)}
-        scalars.write("train", step, {**train_metrics, "learning_rate": learning_rate})
-        if progress_fn is not None:
-            elapsed = time.perf_counter() - started
-            progress_fn(TrainProgress(
-                step, num_train_steps, float(loss), train_metrics, learning_rate,
-                int(done) * global_batch_size / seconds,
-                elapsed / (step - start) * (num_train_steps - step), elapsed))
-        if step % save_checkpoints_steps == 0 or step == num_train_steps:
-            last_saved = checkpoint.save() or last_saved
-        if evaluate_every and step % evaluate_every == 0 and step < num_train_steps:
-            eval_metrics = _evaluate(trainer, eval_dataset_fn, max_eval_steps, step, scalars)
+    # SIGTERM/SIGINT only set a flag while the loop runs; it is read between loop calls.
+    with _StopSignals() as stop:
+        while step < num_train_steps:
+            count = _steps_to_next_stop(step, num_train_steps, steps_per_loop,
+                                        (save_checkpoints_steps, evaluate_every))
+            loop_start = time.perf_counter()
+            loss, sums, bad_step, done = trainer.loop_fn(iterator, tf.constant(count, tf.int32))
+            if int(bad_step) >= 0:
+                raise NonFiniteLossError(int(bad_step), checkpoint.latest)
+            step = int(trainer.step.numpy())
+            seconds = time.perf_counter() - loop_start
+            learning_rate = float(current_learning_rate(trainer.optimizer))  # of the next step
+            train_metrics = {"loss": float(loss), **_ratios(sums)}
+            scalars.write("train", step, {**train_metrics, "learning_rate": learning_rate})
+            if progress_fn is not None:
+                elapsed = time.perf_counter() - started
+                progress_fn(TrainProgress(
+                    step, num_train_steps, float(loss), train_metrics, learning_rate,
+                    int(done) * global_batch_size / seconds,
+                    elapsed / (step - start) * (num_train_steps - step), elapsed))
+            saved_now = step % save_checkpoints_steps == 0 or step == num_train_steps
+            if saved_now:
+                last_saved = checkpoint.save() or last_saved
+            if stop.agreed(strategy):
+                if not saved_now:
+                    last_saved = checkpoint.save() or last_saved
+                raise TrainingStopped(stop.received, step, last_saved or output_dir)
+            if evaluate_every and step % evaluate_every == 0 and step < num_train_steps:
+                eval_metrics = _evaluate(trainer, eval_dataset_fn, max_eval_steps, step, scalars)
     if eval_dataset_fn is not None:
         eval_metrics = _evaluate(trainer, eval_dataset_fn, max_eval_steps, step, scalars)
     scalars.flush()
@@ -230,6 +293,9 @@ def _resume(trainer, output_dir, checkpoint_items, max_checkpoints_to_keep, init
     checkpoint = TrainingCheckpoint(trainer.strategy, output_dir, checkpoint_items,
                                     trainer.optimizer, trainer.step, max_checkpoints_to_keep)
     last_saved = checkpoint.restore_latest()
+    if last_saved is not None:
+        logging.info("Learning rate from step %d: %.3g.", int(trainer.step.numpy()),
+                     float(current_learning_rate(trainer.optimizer)))
     if last_saved is None and init_checkpoint:
         restore_init_checkpoint(init_checkpoint, checkpoint_items)
     return checkpoint, last_saved

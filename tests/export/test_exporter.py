@@ -75,3 +75,20 @@ def test_cli_reports_an_existing_version_without_a_stack_trace(tiny_classifier):
     assert "export_saved_model: error: Export version" in result.stderr
     assert "already exists; nothing was overwritten" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+@pytest.mark.slow
+def test_cli_reports_an_export_dir_that_is_a_file_in_one_line(encoder_only_dir, tmp_path):
+    taken = tmp_path / "export"
+    taken.write_text("not a folder")
+    tool = os.path.join(REPO, "tools", "export_saved_model.py")
+    result = subprocess.run(
+        [sys.executable, tool, f"--model_dir={encoder_only_dir}", f"--export_dir={taken}",
+         "--task=encoder"],
+        capture_output=True, text=True, timeout=300, cwd=REPO,
+        env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2", PYTHONPATH=REPO))
+    assert result.returncode == 1 and "Traceback" not in result.stderr, result.stderr[-2000:]
+    assert result.stderr.strip() == (f"export_saved_model: error: export_dir {taken} is a file, "
+                                     "not a folder; give the folder that TF Serving reads "
+                                     "versions from (it is created if missing).")
+    assert taken.read_text() == "not a folder"

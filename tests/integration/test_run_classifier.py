@@ -119,6 +119,24 @@ def test_train_kill_resume_eval_predict(tiny_model_dir, tmp_path):
     assert {line.split("\t")[1] for line in submission[1:]} <= {"0", "1"}
     assert "--task_name=MRPC" in (output_dir / "flags.txt").read_text()
 
+    # Compared as pretraining compares its settings: another rate is refused, fewer epochs
+    # than the newest checkpoint's step too (more epochs would continue the run).
+    other_rate = subprocess.run(command + ["--learning_rate=5e-4"], env=_env(),
+                                capture_output=True, text=True, timeout=200)
+    assert_user_error(other_rate, "run_classifier", "--learning_rate: 0.001 there, 0.0005 here",
+                      "flags.txt")
+    shorter = subprocess.run(command + ["--num_train_epochs=1"], env=_env(),
+                             capture_output=True, text=True, timeout=200)
+    assert_user_error(shorter, "run_classifier", "--num_train_epochs=1.0 ends at step 12",
+                      "checkpoint at step 24")
+    longer = subprocess.run(command + ["--num_train_epochs=3"], env=_env(), capture_output=True,
+                            text=True, timeout=400)
+    assert longer.returncode == 0, longer.stderr[-3000:]
+    assert "--num_train_epochs changed from 2.0 to 3.0" in longer.stderr
+    history = json.loads((output_dir / "eval_history.json").read_text())
+    assert [entry["step"] for entry in history] == [12, 24, 36]
+    assert "--num_train_epochs=3.0" in (output_dir / "flags.txt").read_text()
+
 
 def test_bad_label_exits_with_the_file_and_line(tiny_model_dir, tmp_path):
     _mrpc(tmp_path / "MRPC", rows=8, seed=1)

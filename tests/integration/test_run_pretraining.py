@@ -1,4 +1,5 @@
-"""`python -m bert_tf.run_pretraining` end to end: resume after SIGKILL, multi-worker, bad input."""
+"""`python -m bert_tf.run_pretraining` end to end: resume after SIGKILL or SIGTERM, a run
+continued past its end, one run per folder, multi-worker, bad input."""
 
 import json
 import os
@@ -118,6 +119,58 @@ def test_sigkill_after_first_checkpoint_then_rerun_ends_like_an_uninterrupted_ru
     assert {"bert_config.json", "model.ckpt.index", OPTIONS_FILE} <= set(os.listdir(killed_dir))
 
 
+def _wait_for(path, text, process, timeout=300):
+    deadline = time.time() + timeout
+    while not (path.exists() and text in path.read_text()):
+        assert process.poll() is None and time.time() < deadline, f"no {text!r} in {path}"
+        time.sleep(0.05)
+
+
+@pytest.mark.slow
+def test_sigterm_saves_and_the_rerun_ends_like_an_uninterrupted_run_then_continues(tmp_path,
+                                                                                  inputs):
+    flags = dict(num_train_steps=40, save_checkpoints_steps=1000, steps_per_loop=2)
+    straight = subprocess.Popen(_command(tmp_path / "straight", inputs, **flags), env=_env(),
+                                stderr=subprocess.PIPE, text=True)
+    run_dir = tmp_path / "preempted"
+    command = _command(run_dir, inputs, **flags)
+    first = subprocess.Popen(command, env=_env(), stderr=subprocess.PIPE, text=True)
+    _wait_for(run_dir / "log.txt", "step 6/40", first)
+    first.send_signal(signal.SIGSTOP)  # held mid-run while a second run tries the folder
+    second = subprocess.run(command, env=_env(), capture_output=True, text=True, timeout=300)
+    assert second.returncode == 1 and f"is in use by pid {first.pid} on" in second.stderr, \
+        second.stderr[-2000:]
+    first.send_signal(signal.SIGTERM)  # handled as soon as it runs again
+    first.send_signal(signal.SIGCONT)
+    first_log = first.communicate(timeout=300)[1]
+    assert first.returncode == 128 + signal.SIGTERM, first_log[-2000:]
+    stopped = re.search(r"run_pretraining: Stopped by SIGTERM at step (\d+); saved checkpoint "
+                        r"(\S+)\. Rerun the same command", first_log)
+    assert stopped and "Traceback" not in first_log, first_log[-2000:]
+    step = int(stopped.group(1))
+    assert stopped.group(2) == str(run_dir / f"ckpt-{step}") and step < 40
+
+    resumed = subprocess.run(command, env=_env(), capture_output=True, text=True, timeout=300)
+    straight_log = straight.communicate(timeout=300)[1]
+    assert straight.returncode == 0 and resumed.returncode == 0, resumed.stderr[-2000:]
+    before, after = _steps(straight_log), _steps(resumed.stderr)
+    assert min(after) == step + 2  # resumed at the signal's step: nothing redone
+    for at in after:  # same batches (losses) and the same learning rate at every step
+        np.testing.assert_allclose(after[at], before[at], rtol=1e-4)
+
+    # Raising --num_train_steps continues the finished run; lowering it below is refused.
+    longer = subprocess.run(_command(run_dir, inputs, **{**flags, "num_train_steps": 44}),
+                            env=_env(), capture_output=True, text=True, timeout=300)
+    assert longer.returncode == 0, longer.stderr[-2000:]
+    assert "--num_train_steps changed from 40 to 44" in longer.stderr
+    assert sorted(_steps(longer.stderr)) == [42, 44]
+    assert "--num_train_steps=44" in (run_dir / OPTIONS_FILE).read_text()
+    shorter = subprocess.run(_command(run_dir, inputs, **{**flags, "num_train_steps": 36}),
+                             env=_env(), capture_output=True, text=True, timeout=300)
+    assert shorter.returncode == 1 and "Traceback" not in shorter.stderr
+    assert "holds a checkpoint at step 44" in shorter.stderr.strip().split("\n")[-1]
+
+
 def _free_ports(count):
     sockets = [socket.socket() for _ in range(count)]
     for s in sockets:
@@ -189,3 +242,36 @@ def test_unwritable_output_dir_is_refused(tmp_path, inputs):
     blocker.write_text("not a folder")
     with pytest.raises(PermissionError, match="a_file.*not writable"):
         run_pretraining(_options(tmp_path, inputs, output_dir=str(blocker / "run")))
+
+
+@pytest.mark.slow
+def test_sigterm_to_one_worker_of_two_stops_both_at_one_step_and_the_rerun_resumes(tmp_path, inputs):
+    workers = [f"127.0.0.1:{port}" for port in _free_ports(2)]
+    output_dir = tmp_path / "mwms"
+
+    def start():
+        processes = []
+        for index in range(2):
+            tf_config = json.dumps({"cluster": {"worker": workers},
+                                    "task": {"type": "worker", "index": index}})
+            processes.append(subprocess.Popen(
+                _command(output_dir, inputs, distribution_strategy="multi_worker_mirrored",
+                         num_train_steps=40, save_checkpoints_steps=1000, steps_per_loop=2),
+                env=_env(TF_CONFIG=tf_config), stderr=subprocess.PIPE, text=True))
+        return processes
+
+    processes = start()
+    _wait_for(output_dir / "log.txt", "step 6/40", processes[0])
+    processes[1].send_signal(signal.SIGTERM)  # the worker that is not the chief
+    logs = [p.communicate(timeout=300)[1] for p in processes]
+    assert [p.returncode for p in processes] == [143, 143], logs[0][-2000:] + logs[1][-2000:]
+    steps = {int(re.search(r"at step (\d+); saved checkpoint", log).group(1)) for log in logs}
+    assert len(steps) == 1, logs
+    step = steps.pop()
+    assert tf.train.latest_checkpoint(str(output_dir)) == str(output_dir / f"ckpt-{step}")
+
+    processes = start()
+    logs = [p.communicate(timeout=300)[1] for p in processes]
+    assert [p.returncode for p in processes] == [0, 0], logs[0][-2000:] + logs[1][-2000:]
+    losses = [_steps(log) for log in logs]
+    assert min(losses[0]) == step + 2 and max(losses[0]) == 40 and losses[0] == losses[1]

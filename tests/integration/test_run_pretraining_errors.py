@@ -161,3 +161,32 @@ def test_helpshort_lists_the_run_flags_and_exits_zero(tmp_path):
     result = _run(tmp_path, "--helpshort")
     assert result.returncode == 0, result.stderr[-2000:]
     assert "--train_batch_size" in result.stdout and "--num_train_steps" in result.stdout
+
+
+@pytest.mark.slow
+def test_init_checkpoint_of_another_size_and_a_missing_tpu_are_one_line(tmp_path, inputs):
+    first = _run(tmp_path, *_flags(inputs, output_dir=tmp_path / "small"))
+    assert first.returncode == 0, first.stderr[-3000:]
+    bigger = write_config(tmp_path / "bigger.json", hidden_size=24)
+    result = _run(tmp_path, *_flags(inputs, output_dir=tmp_path / "big", bert_config_file=bigger,
+                                    init_checkpoint=tmp_path / "small"))
+    _assert_one_line_error(result, "init_checkpoint", "does not match the model")
+    assert len(result.stderr.strip().split("\n")) < 5, result.stderr[-3000:]
+    tpu = _run(tmp_path, *_flags(inputs, output_dir=tmp_path / "tpu",
+                                 distribution_strategy="tpu"))
+    _assert_one_line_error(tpu, "--distribution_strategy=tpu: cannot reach TPU 'local'")
+
+
+@pytest.mark.parametrize("level", [None, "2"])
+def test_console_is_clean_whatever_tf_cpp_min_log_level_says(tmp_path, inputs, level):
+    env = {key: value for key, value in os.environ.items() if key != "TF_CPP_MIN_LOG_LEVEL"}
+    if level is not None:
+        env["TF_CPP_MIN_LOG_LEVEL"] = level
+    command = [sys.executable, "-m", "bert_tf.run_pretraining",
+               *_flags(inputs, output_dir=tmp_path / "out", input_file="/nonexistent/*")]
+    # After the strategy (and its devices) is built: all of TensorFlow's start-up is behind.
+    result = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=300,
+                            env=env)
+    assert result.returncode == 1
+    assert result.stderr.strip().split("\n") == [line for line in result.stderr.strip().split("\n")
+                                                 if "run_pretraining: error:" in line]
