@@ -1,0 +1,6 @@
+"""Keras task models on raw text: a bert_tf head plus its `BertPreprocessor` (keras-hub's Task)."""
+
+from bert_tf.keras_tasks.text_classifier import TextClassifier
+from bert_tf.keras_tasks.text_inputs import TaskInputError
+
+__all__ = ["TaskInputError", "TextClassifier"]
