@@ -95,7 +95,7 @@ class TextClassifier(TextTask, BertClassifier):
                 f"{labels.dtype} values such as {labels[:1]}. Map names to ids first.")
         bad = np.flatnonzero((labels < 0) | (labels >= self.num_classes))
         if bad.size:
-            raise TaskInputError(f"y[{bad[0]}]={labels[bad[0]]} is outside 0..."
+            raise TaskInputError(f"y[{bad[0]}]={labels[bad[0]]} is outside 0.."
                                  f"{self.num_classes - 1} (num_classes={self.num_classes}).")
         return labels.astype(np.int32)
 

@@ -126,6 +126,8 @@ def text_dataset(preprocessor, x, y=None, sample_weight=None, batch_size=None, s
         _, rest = _split_element(x.element_spec, text_pair)
         if rest and check_label_spec is not None:
             check_label_spec(x.element_spec[1])
+        if text_pair and not rest:  # tf.data unpacks a pair element into two arguments
+            return x.map(lambda *pair: preprocess(pair), num_parallel_calls=tf.data.AUTOTUNE)
         return x.map(preprocess, num_parallel_calls=tf.data.AUTOTUNE)
     columns = text_columns(x, text_pair)
     size = len(columns[0])
