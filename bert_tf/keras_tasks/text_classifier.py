@@ -26,9 +26,9 @@ class TextClassifier(TextTask, BertClassifier):
       label_names: names of the classes, written to a model directory's `model_info.json`.
 
     Example:
-    >>> classifier = TextClassifier.from_pretrained("all-MiniLM-L6-v2/", num_classes=2)  # doctest: +SKIP
-    >>> classifier.fit(["a fine film", "dull"], [1, 0], epochs=3)                        # doctest: +SKIP
-    >>> classifier.predict(["What an amazing movie!"]).shape                              # doctest: +SKIP
+    >>> clf = TextClassifier.from_pretrained("all-MiniLM-L6-v2/", num_classes=2)  # doctest: +SKIP
+    >>> clf.fit(["a fine film", "dull"], [1, 0], epochs=3)                        # doctest: +SKIP
+    >>> clf.predict(["What an amazing movie!"]).shape                             # doctest: +SKIP
     (1, 2)
     """
 

@@ -1,4 +1,4 @@
-"""SentenceEncoder: MiniLM's sentence embeddings as transformers' outputs give them; strings == ids."""
+"""SentenceEncoder: MiniLM embeddings as transformers' outputs give them; strings == ids."""
 
 import os
 
