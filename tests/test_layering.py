@@ -18,7 +18,7 @@ LEVELS = {
     "configs": 2, "layers": 3, "model_dir_reader": 3, "models": 4,
     "tokenization": 5, "metrics": 5, "checkpoints": 6, "data": 6,
     "training": 7, "inference": 7, "export": 7, "tasks": 8,
-    "reporting": 9, "benchmarking": 10,
+    "reporting": 9, "keras_tasks": 9, "benchmarking": 10,
     "cli": 11, "finetuning_cli": 12, "run_": 13,  # entry points: run_*.py
 }
 

@@ -9,6 +9,7 @@
   python tools/benchmark.py --what=export --model_dir=/tmp/minilm
   python tools/benchmark.py --what=pretrain_quality --num_steps=1000 --seed=1 --seed=2 --seed=3
   python tools/benchmark.py --what=finetune --model_dir=/tmp/minilm --batch_size=32
+  python tools/benchmark.py --what=fit_strings --model_dir=/tmp/minilm --batch_size=32
   python tools/benchmark.py --what=serving --model_dir=/tmp/minilm --hf_dir=<HF folder> \
       --ref_python=.venv-ref/bin/python
 
@@ -36,6 +37,7 @@ from bert_tf.tokenization.bert_preprocessor import BertPreprocessor
 from bert_tf.benchmarking.data import benchmark_create_pretraining_data, benchmark_dynamic_pretraining
 from bert_tf.benchmarking.export import benchmark_export
 from bert_tf.benchmarking.finetune import benchmark_finetune
+from bert_tf.benchmarking.fit_strings import benchmark_fit_strings
 from bert_tf.benchmarking.mfu import model_flop_utilization
 from bert_tf.benchmarking.real_sentences import bbc_news_sentences
 from bert_tf.benchmarking.serving import HELD_OUT_TEXT, arrival_order_lines, benchmark_serving
@@ -47,7 +49,7 @@ CORPUS_DIR = os.path.join(os.path.dirname(__file__), "..", "bert_tf", "data", "c
 
 FLAGS = flags.FLAGS
 flags.DEFINE_enum("what", "encoder", ["encoder", "pretrain", "tokenize", "data", "export",
-                                     "pretrain_quality", "finetune", "serving"],
+                                     "pretrain_quality", "finetune", "fit_strings", "serving"],
                   "Which hot path to measure.")
 flags.DEFINE_string("bert_config_file", "official_configs/bert_config_base.json",
                     "Model shape (bert_config.json) for encoder/pretrain.")
@@ -66,7 +68,7 @@ flags.DEFINE_string("text_file", os.path.join(CORPUS_DIR, "train.txt.gz"),
                     "Tokenize/data: real text, one sentence per line.")
 flags.DEFINE_string("model_dir", None, "Export/finetune/serving: the model directory (e.g. the "
                     "converted MiniLM).")
-flags.DEFINE_integer("num_sentences", 4096, "Finetune: BBC News sentences to use.")
+flags.DEFINE_integer("num_sentences", 4096, "Finetune/fit_strings: BBC News sentences to use.")
 flags.DEFINE_string("hf_dir", None, "Serving: the Hugging Face folder --model_dir was converted "
                     "from (the PyTorch and ONNX Runtime peers read it).")
 flags.DEFINE_string("serving_text_file", HELD_OUT_TEXT, "Serving: real lines, served in file "
@@ -190,12 +192,13 @@ def main(argv):
         for row in benchmark_tokenize(FLAGS.vocab_file, _read_lines(FLAGS.text_file),
                                       repeats=FLAGS.repeats):
             _print(row)
-    elif FLAGS.what in ("finetune", "serving"):
+    elif FLAGS.what in ("finetune", "fit_strings", "serving"):
         if not FLAGS.model_dir:
             raise app.UsageError(f"--what={FLAGS.what} needs --model_dir.")
-        if FLAGS.what == "finetune":
+        if FLAGS.what in ("finetune", "fit_strings"):
             sentences, labels, names = bbc_news_sentences(FLAGS.num_sentences)
-            rows = [row for dtype in FLAGS.dtype for row in benchmark_finetune(
+            benchmark = benchmark_finetune if FLAGS.what == "finetune" else benchmark_fit_strings
+            rows = [row for dtype in FLAGS.dtype for row in benchmark(
                 FLAGS.model_dir, sentences, labels, names, FLAGS.batch_size, FLAGS.seq_length,
                 FLAGS.steps_per_repeat, dtype, FLAGS.repeats)]
         else:

@@ -50,8 +50,8 @@ def _ours(model_dir, dataset, adapter, num_steps, dtype, batch_size):
     return run
 
 
-def _keras_hub(model_dir, sentences, labels, num_classes, num_steps, dtype, batch_size,
-               seq_length, lower_case):
+def keras_hub_fit_runner(model_dir, sentences, labels, num_classes, num_steps, dtype,
+                         batch_size, seq_length, lower_case):
     """keras-hub `BertTextClassifier` (same shape, its own preprocessor) `fit` runner."""
     import keras_hub  # dev-only peer
 
@@ -101,9 +101,9 @@ def benchmark_finetune(model_dir, sentences, labels, label_names, batch_size=32,
         runners[name] = _ours(model_dir, adapter.train_batches(batch_size, 0), adapter,
                               num_steps, dtype, batch_size)
     try:
-        runners[KERAS_HUB_PEER] = _keras_hub(model_dir, sentences, labels, len(label_names),
-                                             num_steps, dtype, batch_size, seq_length,
-                                             lower_case)
+        runners[KERAS_HUB_PEER] = keras_hub_fit_runner(
+            model_dir, sentences, labels, len(label_names), num_steps, dtype, batch_size,
+            seq_length, lower_case)
     except ImportError:
         pass
     seconds = interleaved_median_seconds(runners, repeats=repeats)

@@ -149,7 +149,7 @@ def load_huggingface_encoder(hf_dir):
     return _load(hf_dir)[1]
 
 
-def _recorded_lower_case(hf_dir):
+def recorded_lower_case(hf_dir):
     """`do_lower_case` of the folder's `tokenizer_config.json`, or None."""
     path = os.path.join(hf_dir, TOKENIZER_CONFIG_FILE)
     if not os.path.exists(path):
@@ -177,7 +177,7 @@ def convert_huggingface_checkpoint(hf_dir, model_dir, do_lower_case=None):
     if not os.path.exists(vocab_file):
         raise FileNotFoundError(f"No {VOCAB_FILE} in Hugging Face folder {hf_dir}; the model "
                                 "directory needs the WordPiece vocabulary.")
-    lower_case = choose_lower_case(vocab_file, _recorded_lower_case(hf_dir),
+    lower_case = choose_lower_case(vocab_file, recorded_lower_case(hf_dir),
                                    os.path.join(hf_dir, TOKENIZER_CONFIG_FILE), do_lower_case)
     config, encoder, heads = _load(hf_dir)
     info = {"head": "pretrainer" if heads else "encoder", "do_lower_case": lower_case,

@@ -18,3 +18,14 @@ def test_encoder_benchmark_prints_a_row_per_implementation():
     assert rows["bert_tf"]["seq_per_s"] > 0 and rows["bert_tf"]["batch"] == 2
     # keras-hub is a dev-only peer: either measured beside ours or reported as not installed.
     assert "seq_per_s" in rows["keras_hub"] or "not installed" in rows["keras_hub"]["error"]
+
+
+def test_fit_strings_benchmark_times_ours_beside_keras_hub(tiny_model_dir):
+    command = [sys.executable, "tools/benchmark.py", "--what=fit_strings",
+               f"--model_dir={tiny_model_dir}", "--batch_size=4", "--seq_length=32",
+               "--steps_per_repeat=2", "--repeats=1", "--num_sentences=64"]
+    result = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr[-3000:]
+    rows = {row["implementation"]: row for row in map(json.loads, result.stdout.split("\n")[:-1])}
+    ours = rows["bert_tf TextClassifier.fit(strings)"]
+    assert ours["examples_per_s"] > 0 and ours["what"] == "fit_strings" and ours["steps"] == 2

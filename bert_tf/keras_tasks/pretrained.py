@@ -1,0 +1,115 @@
+"""Reads any checkpoint folder bert_tf knows into an encoder plus what its tokenizer needs.
+
+Three layouts, told apart by their files:
+  model directory:  `bert_config.json` + `model.ckpt.*` (+ `vocab.txt`, `model_info.json`);
+  Hugging Face:     `config.json` + `model.safetensors` (or a sharded index) + `vocab.txt`;
+  google-research:  `bert_config.json` + `bert_model.ckpt.*` + `vocab.txt` (a folder, or the
+                    checkpoint prefix itself).
+Hugging Face and google-research weights are converted in memory, through the same name-map
+tables as `tools/convert_checkpoint.py`; nothing is written.
+
+Example:
+>>> pretrained = load_pretrained("all-MiniLM-L6-v2/")  # doctest: +SKIP
+>>> pretrained.lower_case, pretrained.max_seq_length   # doctest: +SKIP
+(True, 128)
+"""
+
+import dataclasses
+import os
+
+from bert_tf.checkpoints import model_dir as model_dir_lib
+from bert_tf.checkpoints.google_research import load_google_research_models
+from bert_tf.checkpoints.huggingface import (
+    CONFIG_FILE, TOKENIZER_CONFIG_FILE, WEIGHTS_FILE, load_huggingface_encoder,
+    recorded_lower_case)
+from bert_tf.checkpoints.model_dir import CheckpointError, choose_lower_case
+from bert_tf.models import BertEncoder
+
+GOOGLE_RESEARCH_CHECKPOINT = "bert_model.ckpt"
+# The packed length when the folder records none: the entry points' --max_seq_length default.
+DEFAULT_MAX_SEQ_LENGTH = 128
+
+
+@dataclasses.dataclass
+class Pretrained:
+    """An encoder read from a folder, and how to tokenize for it.
+
+    Attributes:
+      encoder: the `BertEncoder`, weights loaded.
+      vocab_file: the folder's `vocab.txt`.
+      lower_case: the casing the folder records (else guessed from the vocab, with a warning).
+      max_seq_length: the caller's, else the folder's `model_info.json`, else 128, capped at
+        `max_position_embeddings` only when not given.
+      info: the model directory's `model_info.json` ({} for other layouts).
+    """
+
+    encoder: BertEncoder
+    vocab_file: str
+    lower_case: bool
+    max_seq_length: int
+    info: dict
+
+
+def _exists(folder, name):
+    return os.path.exists(os.path.join(folder, name))
+
+
+def _require_vocab(folder):
+    vocab_file = os.path.join(folder, model_dir_lib.VOCAB_NAME)
+    if not os.path.isfile(vocab_file):
+        raise FileNotFoundError(f"{folder} has no {model_dir_lib.VOCAB_NAME}: the WordPiece "
+                                "vocabulary is needed to tokenize text.")
+    return vocab_file
+
+
+def _read(folder, do_lower_case):
+    """(encoder, vocab_file, lower_case, info) of the layout `folder` has."""
+    if os.path.isfile(folder + ".index"):  # a google-research checkpoint prefix
+        folder, prefix = os.path.dirname(folder), folder
+    else:
+        prefix = os.path.join(folder, GOOGLE_RESEARCH_CHECKPOINT)
+    if _exists(folder, model_dir_lib.CONFIG_NAME) and _exists(
+            folder, model_dir_lib.CHECKPOINT_PREFIX + ".index"):
+        vocab_file, lower_case = model_dir_lib.resolve_lower_case(folder, do_lower_case)
+        return (BertEncoder.from_pretrained(folder), vocab_file, lower_case,
+                model_dir_lib.read_model_info(folder))
+    if _exists(folder, CONFIG_FILE) and (_exists(folder, WEIGHTS_FILE)
+                                         or _exists(folder, WEIGHTS_FILE + ".index.json")):
+        vocab_file = _require_vocab(folder)
+        lower_case = choose_lower_case(vocab_file, recorded_lower_case(folder),
+                                       os.path.join(folder, TOKENIZER_CONFIG_FILE), do_lower_case)
+        return load_huggingface_encoder(folder), vocab_file, lower_case, {}
+    if os.path.isfile(prefix + ".index"):
+        vocab_file = _require_vocab(folder)
+        lower_case = choose_lower_case(vocab_file, do_lower_case=do_lower_case)
+        _, encoder, _ = load_google_research_models(
+            prefix, os.path.join(folder, model_dir_lib.CONFIG_NAME))
+        return encoder, vocab_file, lower_case, {}
+    if not os.path.exists(folder):
+        raise FileNotFoundError(f"No such checkpoint folder: {folder}")
+    raise CheckpointError(
+        f"{folder} is not a checkpoint folder bert_tf reads: expected a model directory "
+        f"(bert_config.json + model.ckpt), a Hugging Face folder (config.json + "
+        f"model.safetensors + vocab.txt) or a google-research one (bert_config.json + "
+        f"bert_model.ckpt + vocab.txt); it holds {sorted(os.listdir(folder))[:10]}.")
+
+
+def load_pretrained(folder, max_seq_length=None, do_lower_case=None):
+    """Reads `folder` (any layout above) into a `Pretrained`.
+
+    Args:
+      folder: the checkpoint folder (or a google-research checkpoint prefix).
+      max_seq_length: the packed length; None takes the folder's, else 128.
+      do_lower_case: the caller's casing, checked against the folder's record; None takes it.
+
+    Raises:
+      FileNotFoundError: no such folder, or no vocab.
+      CheckpointError: not a checkpoint folder, damaged or unlike its config, or a casing
+        that contradicts the folder's record.
+    """
+    folder = os.fspath(folder).rstrip(os.sep) or os.sep
+    encoder, vocab_file, lower_case, info = _read(folder, do_lower_case)
+    if max_seq_length is None:
+        max_seq_length = info.get("max_seq_length") or min(
+            DEFAULT_MAX_SEQ_LENGTH, encoder.config.max_position_embeddings)
+    return Pretrained(encoder, vocab_file, lower_case, max_seq_length, info)

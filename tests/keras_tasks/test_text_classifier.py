@@ -1,0 +1,175 @@
+"""TextClassifier: raw strings in, the same logits as ids; fit, save, load, export, bad input."""
+
+import os
+
+import keras
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from bert_tf.checkpoints.convert import convert_checkpoint
+from bert_tf.checkpoints.model_dir import CheckpointError
+from bert_tf.dtype_policy import policy_scope
+from bert_tf.export.restored_model import restore_model
+from bert_tf.keras_tasks import TaskInputError, TextClassifier
+from bert_tf.tokenization.bert_preprocessor import BertPreprocessor
+from tests.keras_tasks.conftest import LABELS, TEXTS
+
+
+def _fixed_ids(classifier, x):
+    """Ids from an independent fixed-width preprocessor over the same vocab and casing."""
+    preprocessor = BertPreprocessor(classifier.preprocessor.vocab_file,
+                                    classifier.preprocessor.lower_case, seq_length=64)
+    return preprocessor(tuple(tf.constant(t) for t in x) if isinstance(x, tuple)
+                        else tf.constant(x))
+
+
+@pytest.mark.parametrize("text_pair", [False, True])
+def test_strings_give_the_logits_of_ids(tiny_dir, text_pair):
+    classifier = TextClassifier.from_pretrained(tiny_dir, num_classes=3, text_pair=text_pair)
+    x = (TEXTS[:5], TEXTS[3:]) if text_pair else TEXTS
+    # Batches of 3 are each padded to their own longest; the reference is 64 wide.
+    logits = classifier.predict(x, batch_size=3, verbose=0)
+    assert logits.shape == (5 if text_pair else 8, 3)
+    expected = classifier(_fixed_ids(classifier, x), training=False).numpy()
+    np.testing.assert_allclose(logits, expected, atol=1e-5, rtol=0)
+    # A batched tf.data pipeline of strings gives the same.
+    columns = tuple(x) if text_pair else x
+    dataset = tf.data.Dataset.from_tensor_slices(columns).batch(4)
+    np.testing.assert_allclose(classifier.predict(dataset, verbose=0), logits, atol=1e-5, rtol=0)
+
+
+def test_fit_on_strings_learns_and_compile_overrides_the_defaults(tiny_dir):
+    classifier = TextClassifier.from_pretrained(tiny_dir, num_classes=2)
+    assert isinstance(classifier.loss, keras.losses.SparseCategoricalCrossentropy)
+    assert float(classifier.optimizer.learning_rate) == pytest.approx(5e-5)
+    classifier.compile(optimizer=keras.optimizers.Adam(3e-3))  # loss and metrics stay "auto"
+    history = classifier.fit(np.array(TEXTS * 4), np.array(LABELS * 4), batch_size=8,
+                             epochs=15, verbose=0)
+    losses = history.history["loss"]
+    assert losses[-1] < 0.5 * losses[0], losses
+    _, accuracy = classifier.evaluate(TEXTS, LABELS, verbose=0)
+    assert accuracy == 1.0
+
+
+def test_regression_takes_float_labels(tiny_dir):
+    regressor = TextClassifier.from_pretrained(tiny_dir, num_classes=1, text_pair=True)
+    scores = np.linspace(0.0, 5.0, 4)
+    history = regressor.fit((TEXTS[:4], TEXTS[4:]), scores, batch_size=2, verbose=0)
+    assert np.isfinite(history.history["loss"][0])
+    assert regressor.predict((TEXTS[:4], TEXTS[4:]), verbose=0).shape == (4, 1)
+
+
+def test_keras_round_trip_takes_strings_and_predicts_the_same(tiny_dir, tmp_path):
+    classifier = TextClassifier.from_pretrained(tiny_dir, num_classes=2, label_names=["a", "b"])
+    classifier.fit(TEXTS, LABELS, batch_size=4, verbose=0)
+    path = str(tmp_path / "clf.keras")
+    classifier.save(path)
+    loaded = keras.models.load_model(path)
+    assert isinstance(loaded, TextClassifier) and loaded.label_names == ["a", "b"]
+    np.testing.assert_allclose(loaded.predict(TEXTS, verbose=0),
+                               classifier.predict(TEXTS, verbose=0), atol=1e-6, rtol=0)
+    assert int(loaded.optimizer.iterations) == int(classifier.optimizer.iterations) == 2
+    loaded.fit(TEXTS, LABELS, batch_size=4, verbose=0)  # compiled on load: trains on
+
+
+def test_model_dir_and_export_serve_the_same_logits(tiny_dir, tmp_path):
+    classifier = TextClassifier.from_pretrained(tiny_dir, num_classes=2)
+    expected = classifier.predict(TEXTS[:3], verbose=0)
+    classifier.save_model_dir(str(tmp_path / "clf"))
+    restored = restore_model(str(tmp_path / "clf"), "classifier")
+    assert restored.label_names == ["0", "1"] and restored.lower_case
+    ids = _fixed_ids(classifier, TEXTS[:3])
+    np.testing.assert_allclose(restored.model(ids, training=False).numpy(), expected,
+                               atol=1e-5, rtol=0)
+    # from_pretrained on the written directory reads it back as a model directory.
+    again = TextClassifier.from_pretrained(str(tmp_path / "clf"), num_classes=2)
+    assert again.preprocessor.seq_length == classifier.preprocessor.seq_length
+    export_path = classifier.export(str(tmp_path / "serving"))
+    served = tf.saved_model.load(export_path).signatures["serving_default"](
+        text=tf.constant(TEXTS[:3]))
+    np.testing.assert_allclose(served["logits"].numpy(), expected, atol=1e-5, rtol=0)
+
+
+def _copy_head(source, target):
+    target.head.set_weights(source.head.get_weights())
+
+
+def test_from_pretrained_reads_hf_and_google_research_folders_as_converted(
+        tiny_hf_dir, tmp_path):
+    from tests.checkpoints.test_google_research import (
+        _google_research_config, tf1_names, write_tf1_checkpoint)
+    from safetensors.numpy import load_file
+
+    model_dir = str(tmp_path / "converted")
+    convert_checkpoint("huggingface", tiny_hf_dir, "model_dir", model_dir, do_lower_case=True)
+    gr_dir = tmp_path / "gr"
+    write_tf1_checkpoint(tf1_names(load_file(os.path.join(tiny_hf_dir, "model.safetensors"))),
+                         str(gr_dir / "bert_model.ckpt"))
+    _google_research_config(tiny_hf_dir, gr_dir / "bert_config.json")
+    os.link(os.path.join(tiny_hf_dir, "vocab.txt"), gr_dir / "vocab.txt")
+    reference = TextClassifier.from_pretrained(model_dir, num_classes=2, max_seq_length=16)
+    texts = ["the cat sat", "a dog ran far away"]
+    expected = reference.predict(texts, verbose=0)
+    for folder in (tiny_hf_dir, str(gr_dir), str(gr_dir / "bert_model.ckpt")):
+        classifier = TextClassifier.from_pretrained(folder, num_classes=2, max_seq_length=16,
+                                                    do_lower_case=True)
+        _copy_head(reference, classifier)
+        np.testing.assert_allclose(classifier.predict(texts, verbose=0), expected,
+                                   atol=1e-6, rtol=0)
+
+
+def test_minilm_hf_folder_equals_convert_then_load(minilm_hf_dir, minilm_model_dir):
+    converted = TextClassifier.from_pretrained(minilm_model_dir, num_classes=2)
+    direct = TextClassifier.from_pretrained(minilm_hf_dir, num_classes=2)
+    assert direct.preprocessor.lower_case == converted.preprocessor.lower_case is True
+    _copy_head(converted, direct)
+    np.testing.assert_allclose(direct.predict(TEXTS, verbose=0),
+                               converted.predict(TEXTS, verbose=0), atol=1e-5, rtol=0)
+
+
+def test_a_bfloat16_fit_step(tiny_dir):
+    with policy_scope("mixed_bfloat16"):
+        classifier = TextClassifier.from_pretrained(tiny_dir, num_classes=2)
+        history = classifier.fit(TEXTS, LABELS, batch_size=4, verbose=0)
+        logits = classifier.predict(TEXTS[:2], verbose=0)
+    assert np.isfinite(history.history["loss"][0]) and logits.dtype == np.float32
+
+
+def test_a_mirrored_fit_step(tiny_dir):
+    strategy = tf.distribute.MirroredStrategy(["/cpu:0", "/cpu:1"])
+    with strategy.scope():
+        classifier = TextClassifier.from_pretrained(tiny_dir, num_classes=2)
+    history = classifier.fit(TEXTS, LABELS, batch_size=4, verbose=0)
+    assert np.isfinite(history.history["loss"][0])
+    assert classifier.optimizer.iterations.numpy() == 2  # two global batches of 4, 2 per replica
+
+
+@pytest.mark.parametrize("x, y, match", [
+    (TEXTS, ["music"] * 8, r"integer class ids 0\.\.1.*Map names to ids"),
+    (TEXTS, [0, 1, 2, 0, 1, 0, 1, 0], r"y\[2\]=2 is outside 0\.\.1"),
+    (TEXTS, [0.0, 1.0] * 4, r"integer class ids"),
+    (TEXTS[:3] + [" "] + TEXTS[4:], LABELS, r"x\[3\] is an empty text"),
+    ((TEXTS, TEXTS), LABELS, r"pair of text lists, but this model takes single texts"),
+    ("one text", [0], r"one text; pass a list"),
+    (TEXTS, LABELS[:5], r"`y` has 5 entries for 8 texts"),
+    (tf.data.Dataset.from_tensor_slices((TEXTS, [0.5] * 8)).batch(4), None,
+     r"labels must be integer class ids; they are float32"),
+    (tf.data.Dataset.from_tensor_slices((TEXTS, LABELS)), None, r"Batch the dataset first"),
+])
+def test_bad_input_is_one_clear_error_before_any_step(tiny_dir, x, y, match):
+    classifier = TextClassifier.from_pretrained(tiny_dir, num_classes=2)
+    with pytest.raises(TaskInputError, match=match):
+        classifier.fit(x, y, verbose=0)
+    assert classifier.optimizer.iterations.numpy() == 0
+
+
+def test_bad_construction_is_refused(tiny_dir):
+    with pytest.raises(TaskInputError, match="max_seq_length=65 is above the model's "
+                                             "max_position_embeddings=64"):
+        TextClassifier.from_pretrained(tiny_dir, num_classes=2, max_seq_length=65)
+    pair_model = TextClassifier.from_pretrained(tiny_dir, num_classes=2, text_pair=True)
+    with pytest.raises(TaskInputError, match="takes text pairs"):
+        pair_model.predict(TEXTS)
+    with pytest.raises(CheckpointError, match="do_lower_case=False contradicts .*model_info"):
+        TextClassifier.from_pretrained(tiny_dir, num_classes=2, do_lower_case=False)
