@@ -24,7 +24,6 @@ setuptools.setup(
         "tensorflow==2.21.*",
         "tensorflow-text==2.21.*",
         "keras>=3.15",
-        "tensorflow-datasets",
         "absl-py",
         # The run's learning_curve.png (bert_tf/reporting): well kept, Agg canvas, no display.
         "matplotlib",
@@ -32,8 +31,11 @@ setuptools.setup(
     extras_require={
         # safetensors reads/writes Hugging Face checkpoints without torch; pytest-xdist runs
         # `make test` on two workers (the suite is mostly one-core subprocess start-ups).
-        "test": ["pytest", "pytest-xdist", "safetensors", "apache-beam"],
+        "test": ["pytest", "pytest-xdist", "safetensors", "apache-beam", "tensorflow-datasets"],
         "hf": ["safetensors"],
+        # GLUE/SQuAD read from a prepared TFDS directory; the demo and the TSV/JSON paths do not
+        # need it, and it pulls pyarrow, array_record and more into every install.
+        "tfds": ["tensorflow-datasets"],
         # The data tools (create_pretraining_data, build_vocab) run on Apache Beam. Beam pins
         # protobuf below 7 (6.33 next to TensorFlow 2.21, which works); add [gcp] for Dataflow.
         "beam": ["apache-beam"],

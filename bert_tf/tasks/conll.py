@@ -14,6 +14,7 @@ import numpy as np
 import tensorflow as tf
 from absl import logging
 
+from bert_tf.errors import require_extra
 from bert_tf.tasks.table_reader import DataError, read_text, split_lines
 from bert_tf.tasks.text_batches import feature_batches
 
@@ -84,7 +85,7 @@ def read_tfds_conll(split, data_dir, name="conll2003"):
     Raises:
       FileNotFoundError: the dataset is not prepared under `data_dir`.
     """
-    import tensorflow_datasets as tfds
+    tfds = require_extra("tensorflow_datasets", extra="tfds")
 
     builder = tfds.builder(name, data_dir=data_dir)
     if not builder.is_prepared():

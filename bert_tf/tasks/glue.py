@@ -11,6 +11,7 @@ import os
 import numpy as np
 import tensorflow as tf
 
+from bert_tf.errors import require_extra
 from bert_tf.options import OptionError
 from bert_tf.tasks.sentence_task import SentenceExamples, SentenceTask
 from bert_tf.tasks.table_reader import DataError
@@ -78,7 +79,7 @@ def read_tfds_examples(task, split, data_dir):
     Raises:
       FileNotFoundError: the dataset is not prepared under `data_dir`.
     """
-    import tensorflow_datasets as tfds
+    tfds = require_extra("tensorflow_datasets", extra="tfds")
 
     builder = tfds.builder(task.tfds_name, data_dir=data_dir)
     if not builder.is_prepared():

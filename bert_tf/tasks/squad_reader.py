@@ -5,6 +5,7 @@ import json
 
 from absl import logging
 
+from bert_tf.errors import require_extra
 from bert_tf.tasks.table_reader import DataError, read_text
 
 
@@ -128,9 +129,8 @@ def tfds_squad_data(split, data_dir, version_2_with_negative=False):
     Raises:
       FileNotFoundError: the dataset is not prepared under `data_dir`.
     """
-    import tensorflow_datasets as tfds
-
     name = "squad/v2.0" if version_2_with_negative else "squad/v1.1"
+    tfds = require_extra("tensorflow_datasets", extra="tfds")
     builder = tfds.builder(name, data_dir=data_dir)
     if not builder.is_prepared():
         raise FileNotFoundError(f"TFDS dataset {name} is not prepared under {data_dir}; run "

@@ -1,7 +1,10 @@
 """GLUE readers on files with the real GLUE headers, table tasks, TFDS mapping and bad input."""
 
+import sys
+
 import pytest
 
+from bert_tf.errors import UserError
 from bert_tf.tasks import glue, sentence_task
 from bert_tf.tasks.table_reader import DataError
 
@@ -109,6 +112,14 @@ def test_tfds_reader_on_a_mocked_prepared_dataset(tmp_path, monkeypatch):
 
 def test_tfds_not_prepared_is_a_clear_error(tmp_path):
     with pytest.raises(FileNotFoundError, match="glue/rte is not prepared"):
+        glue.read_tfds_examples(glue.glue_task("rte"), "train", str(tmp_path))
+
+
+def test_tfds_missing_is_a_one_line_error(tmp_path, monkeypatch):
+    # tensorflow-datasets is an optional extra (the demo install leaves it out); a None entry in
+    # sys.modules makes the import fail as if it were not installed.
+    monkeypatch.setitem(sys.modules, "tensorflow_datasets", None)
+    with pytest.raises(UserError, match=r"tensorflow_datas.*pip install 'bert_tf\[tfds\]'"):
         glue.read_tfds_examples(glue.glue_task("rte"), "train", str(tmp_path))
 
 
