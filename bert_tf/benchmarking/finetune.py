@@ -100,15 +100,24 @@ def benchmark_finetune(model_dir, sentences, labels, label_names, batch_size=32,
         adapter = classifier_adapter(task, preprocessor, train=examples, batch_size=batch_size)
         runners[name] = _ours(model_dir, adapter.train_batches(batch_size, 0), adapter,
                               num_steps, dtype, batch_size)
+    return timed_beside_keras_hub(runners, "finetune", model_dir, sentences, labels,
+                                  len(label_names), num_steps, dtype, batch_size, seq_length,
+                                  lower_case, repeats)
+
+
+def timed_beside_keras_hub(runners, what, model_dir, sentences, labels, num_classes, num_steps,
+                           dtype, batch_size, seq_length, lower_case, repeats):
+    """Adds keras-hub's `fit` (where installed) to `runners`, times all in turns, and returns
+    one row per runner with examples/s and the ratio to keras-hub."""
     try:
         runners[KERAS_HUB_PEER] = keras_hub_fit_runner(
-            model_dir, sentences, labels, len(label_names), num_steps, dtype, batch_size,
+            model_dir, sentences, labels, num_classes, num_steps, dtype, batch_size,
             seq_length, lower_case)
     except ImportError:
         pass
     seconds = interleaved_median_seconds(runners, repeats=repeats)
     peer = seconds.get(KERAS_HUB_PEER)
-    return [{"implementation": name, "what": "finetune", "dtype": dtype,
+    return [{"implementation": name, "what": what, "dtype": dtype,
              "batch_size": batch_size, "seq_length": seq_length, "steps": num_steps,
              "seconds": s, "examples_per_s": batch_size * num_steps / s,
              "vs_keras_hub": peer / s if peer else None} for name, s in seconds.items()]

@@ -9,9 +9,8 @@ each batch padded to its longest; keras-hub pads to `seq_length`. Never a test.
 import keras
 import numpy as np
 
-from bert_tf.benchmarking.finetune import KERAS_HUB_PEER, LEARNING_RATE, keras_hub_fit_runner
+from bert_tf.benchmarking.finetune import LEARNING_RATE, timed_beside_keras_hub
 from bert_tf.benchmarking.keras_hub_peer import StepsTimer
-from bert_tf.benchmarking.timing import interleaved_median_seconds
 from bert_tf.checkpoints.model_dir import read_config, restore_model_dir
 from bert_tf.dtype_policy import policy_scope
 from bert_tf.keras_tasks import TextClassifier
@@ -54,15 +53,6 @@ def benchmark_fit_strings(model_dir, sentences, labels, label_names, batch_size=
     sentences, labels = np.asarray(sentences, object), np.asarray(labels, np.int32)
     runners = {OURS: _ours(model_dir, sentences, labels, len(label_names), num_steps, dtype,
                            batch_size, seq_length, lower_case)}
-    try:
-        runners[KERAS_HUB_PEER] = keras_hub_fit_runner(
-            model_dir, sentences, labels, len(label_names), num_steps, dtype, batch_size,
-            seq_length, lower_case)
-    except ImportError:
-        pass
-    seconds = interleaved_median_seconds(runners, repeats=repeats)
-    peer = seconds.get(KERAS_HUB_PEER)
-    return [{"implementation": name, "what": "fit_strings", "dtype": dtype,
-             "batch_size": batch_size, "seq_length": seq_length, "steps": num_steps,
-             "seconds": s, "examples_per_s": batch_size * num_steps / s,
-             "vs_keras_hub": peer / s if peer else None} for name, s in seconds.items()]
+    return timed_beside_keras_hub(runners, "fit_strings", model_dir, sentences, labels,
+                                  len(label_names), num_steps, dtype, batch_size, seq_length,
+                                  lower_case, repeats)
