@@ -53,3 +53,10 @@ def test_folder_without_head_and_raw_fit_are_refused(tiny_dir):
         mlm.fit(MASKED, [0, 1])
     with pytest.raises(TaskInputError, match="one text"):
         mlm.predict("the [MASK] sat")
+
+
+def test_model_dir_is_what_fill_mask_reads(tmp_path):
+    mlm = MaskedLM.from_pretrained(HF_MASKED_LM, top_k=3)
+    mlm.save_model_dir(str(tmp_path / "mlm"))
+    assert (_as_tuples(fill_mask(str(tmp_path / "mlm"), MASKED, top_k=3))
+            == _as_tuples(mlm.predict(MASKED)))

@@ -18,14 +18,15 @@ def _sentences(count, seed=0):
     return words, [[int(w in COLOURS) for w in sentence] for sentence in words]
 
 
-def _first_piece_argmax(tagger, words):
+def _first_piece_argmax(tagger, words, preprocessor=None):
     """Independent alignment: each word tokenized alone, its first piece's logits argmax."""
-    tokenize = tagger.preprocessor.tokenize
+    preprocessor = preprocessor or tagger.preprocessor
+    tokenize = preprocessor.tokenize
     rows = []
     for sentence in words:
         pieces = [tokenize(tf.constant([w])).merge_dims(1, -1)[0].numpy() for w in sentence]
-        ids = np.concatenate([[tagger.preprocessor.tokenizer.cls_id], *pieces,
-                              [tagger.preprocessor.tokenizer.sep_id]]).astype(np.int32)[None]
+        ids = np.concatenate([[preprocessor.tokenizer.cls_id], *pieces,
+                              [preprocessor.tokenizer.sep_id]]).astype(np.int32)[None]
         logits = tagger({"input_word_ids": ids, "input_mask": np.ones_like(ids),
                          "input_type_ids": np.zeros_like(ids)}, training=False).numpy()[0]
         first = 1 + np.cumsum([0] + [len(p) for p in pieces[:-1]])
@@ -70,3 +71,15 @@ def test_bad_labels_are_refused_before_a_step(tiny_dir):
     with pytest.raises(TaskInputError, match=r"x\[1\] has no words"):
         tagger.predict(["a b", "  "])
     assert int(tagger.optimizer.iterations) == 0
+
+
+def test_model_dir_is_read_back_by_restore_model(tiny_dir, tmp_path):
+    from bert_tf.export.restored_model import restore_model
+
+    tagger = TokenClassifier.from_pretrained(tiny_dir, num_classes=2, label_names=["O", "C"])
+    words, _ = _sentences(4, seed=3)
+    tagger.save_model_dir(str(tmp_path / "tagger"))
+    restored = restore_model(str(tmp_path / "tagger"), "token_classifier")
+    assert restored.label_names == ["O", "C"]
+    assert (_first_piece_argmax(restored.model, words, tagger.preprocessor)
+            == _first_piece_argmax(tagger, words))
