@@ -35,7 +35,6 @@ class MaskedLM(TextTask, BertPretrainer):
     model_dir_head = "pretrainer"
 
     def __init__(self, encoder, preprocessor=None, top_k=5, **kwargs):
-        kwargs.pop("use_next_sentence", None)  # a masked LM has no next-sentence head
         check_preprocessor(encoder, preprocessor)
         super().__init__(encoder, use_next_sentence=False, **kwargs)
         self.preprocessor = preprocessor

@@ -55,8 +55,8 @@ class TokenClassifier(TextTask, BertTokenClassifier):
       label_names: names of the labels; `predict` then returns names.
 
     Example:
-    >>> tagger = TokenClassifier.from_pretrained("bert-base-cased/", num_classes=3,
-    ...                                          label_names=["O", "B-PER", "I-PER"])  # doctest: +SKIP
+    >>> tagger = TokenClassifier.from_pretrained(  # doctest: +SKIP
+    ...     "bert-base-cased/", num_classes=3, label_names=["O", "B-PER", "I-PER"])
     >>> tagger.fit([["Ada", "Lovelace", "wrote"]], [[1, 2, 0]], epochs=3)        # doctest: +SKIP
     >>> tagger.predict(["Ada Lovelace wrote"])                                      # doctest: +SKIP
     [['B-PER', 'I-PER', 'O']]
