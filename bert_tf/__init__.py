@@ -36,6 +36,8 @@ _HOMES = {
     "BertTokenizer": "bert_tf.tokenization",
     "VocabError": "bert_tf.tokenization",
     "TextClassifier": "bert_tf.keras_tasks",
+    "MaskedLM": "bert_tf.keras_tasks",
+    "TokenClassifier": "bert_tf.keras_tasks",
     "SentenceEncoder": "bert_tf.keras_tasks",
     "TaskInputError": "bert_tf.keras_tasks",
     "FinetuningOptions": "bert_tf.tasks.options",

@@ -123,8 +123,12 @@ def _check_tied(source):
                                  f"`{original}`; bert_tf ties them, so it cannot hold this model.")
 
 
-def _load(hf_dir):
-    """Builds and fills our encoder and heads from a Hugging Face folder."""
+def load_huggingface_models(hf_dir):
+    """Builds and fills our encoder and heads from a Hugging Face folder.
+
+    Returns:
+      `(config, encoder, heads)`, heads keyed `masked_lm` / `next_sentence` (those it holds).
+    """
     source = read_safetensors(hf_dir)
     config = BertConfig.from_json_file(os.path.join(hf_dir, CONFIG_FILE))
     heads = [group for group, key in (("masked_lm", "cls.predictions.bias"),
@@ -146,7 +150,7 @@ def load_huggingface_encoder(hf_dir):
       FileNotFoundError: no `config.json` or `model.safetensors`.
       CheckpointError: a pickle-only folder, or tensors that do not fit the config (named).
     """
-    return _load(hf_dir)[1]
+    return load_huggingface_models(hf_dir)[1]
 
 
 def recorded_lower_case(hf_dir):
@@ -179,7 +183,7 @@ def convert_huggingface_checkpoint(hf_dir, model_dir, do_lower_case=None):
                                 "directory needs the WordPiece vocabulary.")
     lower_case = choose_lower_case(vocab_file, recorded_lower_case(hf_dir),
                                    os.path.join(hf_dir, TOKENIZER_CONFIG_FILE), do_lower_case)
-    config, encoder, heads = _load(hf_dir)
+    config, encoder, heads = load_huggingface_models(hf_dir)
     info = {"head": "pretrainer" if heads else "encoder", "do_lower_case": lower_case,
             "source": "huggingface"}
     return write_model_dir(model_dir, config, vocab_file=vocab_file, info=info, encoder=encoder,

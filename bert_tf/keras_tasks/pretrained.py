@@ -17,10 +17,13 @@ Example:
 import dataclasses
 import os
 
+import tensorflow as tf
+
 from bert_tf.checkpoints import model_dir as model_dir_lib
+from bert_tf.checkpoints import weight_map
 from bert_tf.checkpoints.google_research import load_google_research_models
 from bert_tf.checkpoints.huggingface import (
-    CONFIG_FILE, TOKENIZER_CONFIG_FILE, WEIGHTS_FILE, load_huggingface_encoder,
+    CONFIG_FILE, TOKENIZER_CONFIG_FILE, WEIGHTS_FILE, load_huggingface_models,
     recorded_lower_case)
 from bert_tf.checkpoints.model_dir import CheckpointError, choose_lower_case
 from bert_tf.models import BertEncoder
@@ -41,6 +44,8 @@ class Pretrained:
       max_seq_length: the caller's, else the folder's `model_info.json`, else 128, capped at
         `max_position_embeddings` only when not given.
       info: the model directory's `model_info.json` ({} for other layouts).
+      heads: the pretraining heads the checkpoint holds, keyed as
+        `BertPretrainer.checkpoint_items()` (`masked_lm`, `next_sentence`); {} unless asked.
     """
 
     encoder: BertEncoder
@@ -48,6 +53,7 @@ class Pretrained:
     lower_case: bool
     max_seq_length: int
     info: dict
+    heads: dict = dataclasses.field(default_factory=dict)
 
 
 def _exists(folder, name):
@@ -62,8 +68,20 @@ def _require_vocab(folder):
     return vocab_file
 
 
-def _read(folder, do_lower_case):
-    """(encoder, vocab_file, lower_case, info) of the layout `folder` has."""
+def _model_dir_models(folder, heads):
+    """(encoder, heads) of a model directory; with `heads`, those its checkpoint holds too."""
+    if not heads:
+        return BertEncoder.from_pretrained(folder), {}
+    saved = {name.split("/")[0] for name, _ in
+             tf.train.list_variables(model_dir_lib.model_checkpoint_path(folder))}
+    encoder, head_layers = weight_map.build_models(
+        model_dir_lib.read_config(folder), [g for g in weight_map.HEAD_GROUPS if g in saved])
+    model_dir_lib.restore_model_dir(folder, encoder=encoder, **head_layers)
+    return encoder, head_layers
+
+
+def _read(folder, do_lower_case, heads):
+    """(encoder, heads, vocab_file, lower_case, info) of the layout `folder` has."""
     if os.path.isfile(folder + ".index"):  # a google-research checkpoint prefix
         folder, prefix = os.path.dirname(folder), folder
     else:
@@ -71,20 +89,21 @@ def _read(folder, do_lower_case):
     if _exists(folder, model_dir_lib.CONFIG_NAME) and _exists(
             folder, model_dir_lib.CHECKPOINT_PREFIX + ".index"):
         vocab_file, lower_case = model_dir_lib.resolve_lower_case(folder, do_lower_case)
-        return (BertEncoder.from_pretrained(folder), vocab_file, lower_case,
+        return (*_model_dir_models(folder, heads), vocab_file, lower_case,
                 model_dir_lib.read_model_info(folder))
     if _exists(folder, CONFIG_FILE) and (_exists(folder, WEIGHTS_FILE)
                                          or _exists(folder, WEIGHTS_FILE + ".index.json")):
         vocab_file = _require_vocab(folder)
         lower_case = choose_lower_case(vocab_file, recorded_lower_case(folder),
                                        os.path.join(folder, TOKENIZER_CONFIG_FILE), do_lower_case)
-        return load_huggingface_encoder(folder), vocab_file, lower_case, {}
+        _, encoder, head_layers = load_huggingface_models(folder)
+        return encoder, head_layers, vocab_file, lower_case, {}
     if os.path.isfile(prefix + ".index"):
         vocab_file = _require_vocab(folder)
         lower_case = choose_lower_case(vocab_file, do_lower_case=do_lower_case)
-        _, encoder, _ = load_google_research_models(
+        _, encoder, head_layers = load_google_research_models(
             prefix, os.path.join(folder, model_dir_lib.CONFIG_NAME))
-        return encoder, vocab_file, lower_case, {}
+        return encoder, head_layers, vocab_file, lower_case, {}
     if not os.path.exists(folder):
         raise FileNotFoundError(f"No such checkpoint folder: {folder}")
     raise CheckpointError(
@@ -94,13 +113,15 @@ def _read(folder, do_lower_case):
         f"bert_model.ckpt + vocab.txt); it holds {sorted(os.listdir(folder))[:10]}.")
 
 
-def load_pretrained(folder, max_seq_length=None, do_lower_case=None):
+def load_pretrained(folder, max_seq_length=None, do_lower_case=None, heads=False):
     """Reads `folder` (any layout above) into a `Pretrained`.
 
     Args:
       folder: the checkpoint folder (or a google-research checkpoint prefix).
       max_seq_length: the packed length; None takes the folder's, else 128.
       do_lower_case: the caller's casing, checked against the folder's record; None takes it.
+      heads: also read a model directory's pretraining heads (the other layouts convert
+        theirs anyway: their checkpoints are read whole).
 
     Raises:
       FileNotFoundError: no such folder, or no vocab.
@@ -108,8 +129,8 @@ def load_pretrained(folder, max_seq_length=None, do_lower_case=None):
         that contradicts the folder's record.
     """
     folder = os.fspath(folder).rstrip(os.sep) or os.sep
-    encoder, vocab_file, lower_case, info = _read(folder, do_lower_case)
+    encoder, head_layers, vocab_file, lower_case, info = _read(folder, do_lower_case, heads)
     if max_seq_length is None:
         max_seq_length = info.get("max_seq_length") or min(
             DEFAULT_MAX_SEQ_LENGTH, encoder.config.max_position_embeddings)
-    return Pretrained(encoder, vocab_file, lower_case, max_seq_length, info)
+    return Pretrained(encoder, vocab_file, lower_case, max_seq_length, info, head_layers)

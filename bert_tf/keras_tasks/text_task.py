@@ -60,13 +60,13 @@ class TextTask:
 
     @classmethod
     def pretrained_parts(cls, folder, max_seq_length=None, do_lower_case=None,
-                         padding="longest"):
-        """`(encoder, preprocessor, model_info)` of a checkpoint folder (`load_pretrained`)."""
-        pretrained = load_pretrained(folder, max_seq_length, do_lower_case)
+                         padding="longest", heads=False):
+        """`(encoder, preprocessor, pretrained)` of a checkpoint folder (`load_pretrained`)."""
+        pretrained = load_pretrained(folder, max_seq_length, do_lower_case, heads)
         preprocessor = BertPreprocessor(pretrained.vocab_file, lower_case=pretrained.lower_case,
                                         seq_length=pretrained.max_seq_length, padding=padding)
         check_preprocessor(pretrained.encoder, preprocessor)
-        return pretrained.encoder, preprocessor, pretrained.info
+        return pretrained.encoder, preprocessor, pretrained
 
     def text_task_config(self):
         """The preprocessor and text_pair entries of `get_config()`."""

@@ -1,10 +1,16 @@
 """BERT preprocessing in-graph: raw text (one segment or a pair) -> the three encoder inputs."""
 
+import os
+import shutil
+import tempfile
+
 import keras
 import tensorflow as tf
 import tensorflow_text as text
 
 from bert_tf.tokenization import bert_tokenizer
+
+VOCAB_ASSET = "vocab.txt"  # the vocab's name among a `.keras` file's assets
 
 # How `BertPreprocessor` chooses the width of a batch (see its docstring).
 PADDINGS = ("fixed", "longest", "buckets")
@@ -93,8 +99,11 @@ class BertPreprocessor(keras.layers.Layer):
       (default 16, 32, 64, ..., `seq_length`): a few shapes, each compiled once, for XLA
       (`jit_compile`) on GPUs. Real text (median ~24 WordPieces) mostly lands in 32 or 64.
 
+    A `.keras` file of a model holding it stores the vocab as an asset (`save_assets`), as
+    keras-hub does, so loading does not need `vocab_file` to be where it was.
+
     Args:
-      vocab_file: google-research `vocab.txt`.
+      vocab_file: google-research `vocab.txt`; None only while `load_assets` is to set it.
       lower_case: uncased model (lower-case + strip accents).
       seq_length: the longest packed sequence, and the width of "fixed".
       padding: "fixed", "longest" or "buckets".
@@ -124,7 +133,8 @@ class BertPreprocessor(keras.layers.Layer):
         self.seq_length = seq_length
         self.padding = padding
         self.bucket_lengths = bucket_lengths
-        self.tokenizer = bert_tokenizer.BertTokenizer(vocab_file, lower_case=lower_case)
+        self.tokenizer = (None if vocab_file is None
+                          else bert_tokenizer.BertTokenizer(vocab_file, lower_case=lower_case))
 
     def tokenize(self, strings):
         """WordPiece ids of tf.string `[B]`: int32 ragged `[B, (words), (pieces)]`."""
@@ -191,6 +201,29 @@ class BertPreprocessor(keras.layers.Layer):
         ids = self.tokenize(tf.concat([text_a, text_b], axis=0))
         size_a = tf.shape(text_a, out_type=tf.int64)[0]
         return self.bert_pack_inputs([ids[:size_a], ids[size_a:]])
+
+    def save_assets(self, dir_path):
+        shutil.copyfile(self.vocab_file, os.path.join(dir_path, VOCAB_ASSET))
+
+    def load_assets(self, dir_path):
+        # Keras deletes `dir_path` after loading; the vocab must outlive it (the tokenizer,
+        # `save_model_dir` and fill-mask read the file), so it is copied to a folder of its own.
+        kept = os.path.join(tempfile.mkdtemp(prefix="bert_tf_vocab_"), VOCAB_ASSET)
+        shutil.copyfile(os.path.join(dir_path, VOCAB_ASSET), kept)
+        self.vocab_file = kept
+        # Keras locks a built layer's sub-layers; it unlocks the same way to untrack variables.
+        locked = self._tracker.locked
+        self._tracker.unlock()
+        self.tokenizer = bert_tokenizer.BertTokenizer(kept, lower_case=self.lower_case)
+        if locked:
+            self._tracker.lock()
+
+    @classmethod
+    def from_config(cls, config):
+        config = dict(config)
+        if config.get("vocab_file") and not tf.io.gfile.exists(config["vocab_file"]):
+            config["vocab_file"] = None  # moved since saving: `load_assets` brings the stored one
+        return cls(**config)
 
     def get_config(self):
         config = super().get_config()

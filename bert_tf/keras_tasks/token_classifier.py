@@ -1,0 +1,173 @@
+"""TokenClassifier: `BertTokenClassifier` on words; a label per word (NER, paper §5.3)."""
+
+import keras
+import numpy as np
+import tensorflow as tf
+
+from bert_tf.keras_tasks.text_inputs import DEFAULT_BATCH_SIZE, TaskInputError
+from bert_tf.keras_tasks.text_task import TextTask, check_preprocessor
+from bert_tf.models import BertTokenClassifier
+from bert_tf.tasks import conll
+
+
+def _word_lists(x):
+    """`x` (word lists, or whitespace-separated texts) as lists of words, checked."""
+    if isinstance(x, (str, bytes)):
+        raise TaskInputError(f"`x` is one text; pass a list of texts or word lists, e.g. [{x!r}].")
+    if not isinstance(x, (list, tuple, np.ndarray)):
+        raise TaskInputError("`x` must be a list of word lists or of texts; received "
+                             f"{type(x).__name__}.")
+    sentences = []
+    for index, item in enumerate(x):
+        words = item.split() if isinstance(item, str) else item
+        if not isinstance(words, (list, tuple, np.ndarray)) or not all(
+                isinstance(word, str) for word in words):
+            raise TaskInputError(f"x[{index}] is {type(item).__name__}, not a text or a list "
+                                 "of words.")
+        if not len(words):
+            raise TaskInputError(f"x[{index}] has no words; drop it or give it words.")
+        sentences.append(list(words))
+    return sentences
+
+
+def _trimmed(inputs, *rest):
+    """The batch cut to its longest sentence: batches are padded to their longest."""
+    width = tf.reduce_max(tf.reduce_sum(inputs["input_mask"], axis=1))
+    return ({name: value[:, :width] for name, value in inputs.items()},
+            *(value[:, :width] for value in rest))
+
+
+@keras.saving.register_keras_serializable(package="bert_tf")
+class TokenClassifier(TextTask, BertTokenClassifier):
+    """Labels each word: `fit(word_lists, label_id_lists)`, `predict(word_lists)` -> a label
+    per word (ids, or names when `label_names` are given).
+
+    Texts may be given as whitespace-separated strings. As in the paper (§5.3) and
+    `run_ner.py`, each word's label sits on its first WordPiece; the other pieces are ignored
+    by the loss (`tasks.conll` does the alignment). Compiled with AdamW at 5e-5 and sparse
+    cross-entropy over the labelled pieces; `compile()` overrides.
+
+    Args:
+      encoder: a `BertEncoder`.
+      num_classes: number of labels.
+      preprocessor: a `BertPreprocessor` (its tokenizer, casing and `seq_length` are used).
+      dropout_rate: dropout before the head; defaults to the encoder's hidden dropout.
+      label_names: names of the labels; `predict` then returns names.
+
+    Example:
+    >>> tagger = TokenClassifier.from_pretrained(  # doctest: +SKIP
+    ...     "bert-base-cased/", num_classes=3, label_names=["O", "B-PER", "I-PER"])
+    >>> tagger.fit([["Ada", "Lovelace", "wrote"]], [[1, 2, 0]], epochs=3)        # doctest: +SKIP
+    >>> tagger.predict(["Ada Lovelace wrote"])                                      # doctest: +SKIP
+    [['B-PER', 'I-PER', 'O']]
+    """
+
+    model_dir_head = "token_classifier"
+
+    def __init__(self, encoder, num_classes, preprocessor=None, dropout_rate=None,
+                 label_names=None, **kwargs):
+        check_preprocessor(encoder, preprocessor)
+        if label_names is not None and len(label_names) != num_classes:
+            raise TaskInputError(f"{len(label_names)} label_names for num_classes={num_classes}.")
+        super().__init__(encoder, num_classes, dropout_rate=dropout_rate, **kwargs)
+        self.preprocessor = preprocessor
+        self.text_pair = False
+        self.label_names = None if label_names is None else [str(n) for n in label_names]
+        self.compile()
+
+    @classmethod
+    def from_pretrained(cls, folder, num_classes, max_seq_length=None, do_lower_case=None,
+                        **kwargs):
+        """A token classifier on the encoder of any checkpoint folder bert_tf reads (see
+        `TextClassifier.from_pretrained`); `kwargs`: the constructor's."""
+        encoder, preprocessor, _ = cls.pretrained_parts(folder, max_seq_length, do_lower_case)
+        return cls(encoder, num_classes, preprocessor=preprocessor, **kwargs)
+
+    def task_config(self):
+        return {**super().task_config(),
+                "preprocessor": self.text_task_config()["preprocessor"],
+                "label_names": self.label_names}
+
+    def default_loss(self):
+        # Keras's `ignore_class` masks the unlabelled pieces and averages over the labelled
+        # ones: the per-token mean of `tasks.adapters`' tagging loss, which run_ner.py uses.
+        return keras.losses.SparseCategoricalCrossentropy(from_logits=True,
+                                                          ignore_class=conll.IGNORE)
+
+    def default_metrics(self):
+        return None
+
+    def _features(self, x, y=None):
+        """`(word lists, conll features)`; label ids stand for themselves as label names."""
+        words = _word_lists(x)
+        if y is None:
+            tags = [[0] * len(sentence) for sentence in words]
+        else:
+            tags = self.check_labels(y)
+            if len(tags) != len(words):
+                raise TaskInputError(f"`y` has {len(tags)} label lists for {len(words)} texts.")
+            for index, (sentence, labels) in enumerate(zip(words, tags)):
+                if len(labels) != len(sentence):
+                    raise TaskInputError(f"y[{index}] has {len(labels)} labels for the "
+                                         f"{len(sentence)} words of x[{index}].")
+        sentences = conll.TaggedSentences(words, tags, source="x")
+        return words, conll.convert_sentences_to_features(
+            sentences, self.preprocessor.tokenizer, range(self.num_classes),
+            self.preprocessor.seq_length)
+
+    def check_labels(self, y):
+        """`y` as lists of int label ids in range, or `TaskInputError` naming the first bad one."""
+        checked = []
+        for index, labels in enumerate(y):
+            labels = np.asarray(labels)
+            if labels.ndim != 1 or (labels.size and labels.dtype.kind not in "iu"):
+                raise TaskInputError(f"y[{index}] must be a list of integer label ids 0.."
+                                     f"{self.num_classes - 1}, one per word.")
+            bad = np.flatnonzero((labels < 0) | (labels >= self.num_classes))
+            if bad.size:
+                raise TaskInputError(f"y[{index}][{bad[0]}]={labels[bad[0]]} is outside 0.."
+                                     f"{self.num_classes - 1} (num_classes={self.num_classes}).")
+            checked.append([int(label) for label in labels])
+        return checked
+
+    def check_label_spec(self, spec):
+        raise TaskInputError("TokenClassifier takes word lists and label lists, not a dataset.")
+
+    def _dataset(self, features, batch_size, shuffle=False, labels=True):
+        entries = (features.model_inputs(),) + ((features.label_ids,) if labels else ())
+        dataset = tf.data.Dataset.from_tensor_slices(entries)
+        if shuffle:
+            dataset = dataset.shuffle(len(features.label_ids))
+        return dataset.batch(batch_size or DEFAULT_BATCH_SIZE).map(_trimmed)
+
+    def fit(self, x=None, y=None, batch_size=None, shuffle=True, **kwargs):
+        if self._takes_ids(x):
+            return super().fit(x, y, batch_size=batch_size, shuffle=shuffle, **kwargs)
+        data = self._dataset(self._features(x, y)[1], batch_size, shuffle)
+        return super(TextTask, self).fit(data, shuffle=False, **kwargs)
+
+    def evaluate(self, x=None, y=None, batch_size=None, **kwargs):
+        if self._takes_ids(x):
+            return super().evaluate(x, y, batch_size=batch_size, **kwargs)
+        data = self._dataset(self._features(x, y)[1], batch_size)
+        return super(TextTask, self).evaluate(data, **kwargs)
+
+    def predict(self, x, batch_size=None, **kwargs):
+        """Per-word labels (ids, or names with `label_names`) for raw words; Keras's logits
+        for ids. Words past `seq_length` WordPieces get label 0."""
+        if self._takes_ids(x):
+            return super().predict(x, batch_size=batch_size, **kwargs)
+        words, features = self._features(x)
+        # Batches differ in width, so they are not concatenated: each row keeps its words.
+        best = [row for (inputs,) in self._dataset(features, batch_size, labels=False)
+                for row in np.argmax(self.predict_on_batch(inputs), axis=-1)]
+        labels = [[int(i) for i in best[row][first_piece]]
+                  + [0] * (len(sentence) - len(first_piece))
+                  for row, (first_piece, sentence) in enumerate(zip(features.first_piece, words))]
+        if self.label_names is None:
+            return labels
+        return [[self.label_names[i] for i in ids] for ids in labels]
+
+    def model_dir_extras(self):
+        # run_ner.py reads the names back to tag with this model directory.
+        return {"label_names": self.label_names or [str(i) for i in range(self.num_classes)]}

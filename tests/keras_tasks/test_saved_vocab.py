@@ -1,0 +1,38 @@
+"""A `.keras` file carries its vocab: loading works after the vocab.txt it was built from moved."""
+
+import os
+import shutil
+
+import keras
+import numpy as np
+
+from bert_tf.keras_tasks import TextClassifier, TokenClassifier
+from tests.keras_tasks.conftest import LABELS, TEXTS
+
+
+def test_keras_file_loads_after_the_vocab_moved(tiny_dir, tmp_path):
+    folder = str(tmp_path / "model")
+    shutil.copytree(tiny_dir, folder)
+    classifier = TextClassifier.from_pretrained(folder, num_classes=2)
+    classifier.fit(TEXTS, LABELS, batch_size=4, verbose=0)
+    tagger = TokenClassifier.from_pretrained(folder, num_classes=2)
+    words = [text.split() for text in TEXTS]
+    paths = {name: str(tmp_path / f"{name}.keras") for name in ("clf", "tagger")}
+    classifier.save(paths["clf"])
+    tagger.save(paths["tagger"])
+    vocab = os.path.join(folder, "vocab.txt")
+    with open(vocab, "rb") as f:
+        vocab_bytes = f.read()
+    os.rename(vocab, vocab + ".moved")
+
+    loaded = keras.models.load_model(paths["clf"])
+    np.testing.assert_allclose(loaded.predict(TEXTS, verbose=0),
+                               classifier.predict(TEXTS, verbose=0), atol=1e-6, rtol=0)
+    with open(loaded.preprocessor.vocab_file, "rb") as f:
+        assert f.read() == vocab_bytes
+    assert keras.models.load_model(paths["tagger"]).predict(words) == tagger.predict(words)
+    # The loaded model saves again with its stored vocab (to .keras and a model directory).
+    loaded.save(str(tmp_path / "again.keras"))
+    loaded.save_model_dir(str(tmp_path / "again"))
+    with open(os.path.join(str(tmp_path / "again"), "vocab.txt"), "rb") as f:
+        assert f.read() == vocab_bytes
