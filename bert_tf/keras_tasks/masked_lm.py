@@ -1,17 +1,16 @@
 """MaskedLM: `BertPretrainer`'s masked-LM head on raw text; `predict` is `fill_mask`."""
 
 import keras
-import numpy as np
 
 from bert_tf.checkpoints.model_dir import CheckpointError
 from bert_tf.inference.fill_mask import fill_mask
 from bert_tf.keras_tasks.text_inputs import TaskInputError, text_columns
-from bert_tf.keras_tasks.text_task import TextTask, check_preprocessor
+from bert_tf.keras_tasks.text_task import UnlabelledTextTask, check_preprocessor
 from bert_tf.models import BertPretrainer
 
 
 @keras.saving.register_keras_serializable(package="bert_tf")
-class MaskedLM(TextTask, BertPretrainer):
+class MaskedLM(UnlabelledTextTask, BertPretrainer):
     """Fills `[MASK]` in raw texts: `predict(texts)` returns `bert_tf.inference.fill_mask`'s
     `FillMaskResult`s (top-k WordPieces and probabilities per mask, joined words).
 
@@ -78,15 +77,3 @@ class MaskedLM(TextTask, BertPretrainer):
             raise TaskInputError("MaskedLM.fit takes masked ids (a dict with "
                                  "masked_lm_positions, as bert_tf.data writes), not raw texts.")
         return super().fit(x, y, **kwargs)
-
-    def default_loss(self):
-        raise TaskInputError("MaskedLM has no default loss: pass compile(loss=...).")
-
-    def default_metrics(self):
-        return None
-
-    def check_labels(self, y):
-        return np.asarray(y)
-
-    def check_label_spec(self, spec):
-        del spec

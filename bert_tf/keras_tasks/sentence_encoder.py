@@ -1,10 +1,9 @@
 """SentenceEncoder: raw texts -> one embedding each (pooled [CLS], or masked mean), for search."""
 
 import keras
-import numpy as np
 
 from bert_tf.keras_tasks.text_inputs import TaskInputError
-from bert_tf.keras_tasks.text_task import TextTask, check_preprocessor
+from bert_tf.keras_tasks.text_task import UnlabelledTextTask, check_preprocessor
 from bert_tf.models.bert_encoder import encoder_inputs
 from bert_tf.models.task_model import BertTaskModel, call_encoder, check_encoder
 
@@ -12,7 +11,7 @@ POOLINGS = ("cls", "mean")
 
 
 @keras.saving.register_keras_serializable(package="bert_tf")
-class SentenceEncoder(TextTask, BertTaskModel):
+class SentenceEncoder(UnlabelledTextTask, BertTaskModel):
     """Embeds raw texts: `predict` returns float32 `[B, hidden_size]`.
 
     "mean" averages the sequence output over real tokens (sentence-transformers' pooling, what
@@ -76,15 +75,3 @@ class SentenceEncoder(TextTask, BertTaskModel):
 
     def checkpoint_items(self):
         return {"encoder": self.encoder}
-
-    def default_loss(self):
-        raise TaskInputError("SentenceEncoder has no labels of its own: pass compile(loss=...).")
-
-    def default_metrics(self):
-        return None
-
-    def check_labels(self, y):
-        return np.asarray(y)
-
-    def check_label_spec(self, spec):
-        del spec  # any target the user's loss takes
