@@ -20,6 +20,7 @@ import numpy as np
 
 from bert_tf.benchmarking.serving_systems import SYSTEMS, TF_SYSTEMS
 from bert_tf.benchmarking.timing import interleaved_median_seconds
+from bert_tf.tokenization.bert_preprocessor import PAD_TO_MULTIPLE_OF
 
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 HELD_OUT_TEXT = os.path.join(REPO_ROOT, "bert_tf", "data", "corpus", "heldout.txt.gz")
@@ -39,8 +40,8 @@ def computed_tokens(lengths, batch_size, system, seq_length):
     """Tokens that `system`'s position-wise layers compute for the full batches of `lengths`.
 
     `lengths` are packed lengths with [CLS] and [SEP] (at most `seq_length`). bert_tf
-    computes the real ones; its padded variant pads to the longest, rounded up to 8 as its
-    preprocessor does; keras-hub to `seq_length` (its only mode); the others to the longest.
+    computes the real ones; its padded variant pads to the longest, rounded up as its
+    preprocessor does (`PAD_TO_MULTIPLE_OF`); keras-hub to `seq_length` (its only mode); the others to the longest.
     """
     total = 0
     for start in range(0, len(lengths) - batch_size + 1, batch_size):
@@ -48,7 +49,8 @@ def computed_tokens(lengths, batch_size, system, seq_length):
         if system == "bert_tf":
             total += int(batch.sum())
         elif system == "bert_tf padded":
-            total += batch_size * min(seq_length, -(-int(batch.max()) // 8) * 8)
+            rounded = -(-int(batch.max()) // PAD_TO_MULTIPLE_OF) * PAD_TO_MULTIPLE_OF
+            total += batch_size * min(seq_length, rounded)
         elif system == KERAS_HUB_PEER:
             total += batch_size * seq_length
         else:
