@@ -119,24 +119,6 @@ class TextTask:
     def _takes_ids(self, x):
         return self.preprocessor is None or isinstance(x, dict)
 
-
-class UnlabelledTextTask(TextTask):
-    """A text task without labels of its own (embeddings, masked LM): no default loss or
-    metrics, and any target the user's own loss takes."""
-
-    def default_loss(self):
-        raise TaskInputError(f"{type(self).__name__} has no labels of its own and so no default "
-                             "loss: pass compile(loss=...).")
-
-    def default_metrics(self):
-        return None
-
-    def check_labels(self, y):
-        return np.asarray(y)
-
-    def check_label_spec(self, spec):
-        del spec  # any target the user's loss takes
-
     def text_dataset(self, x, y=None, sample_weight=None, batch_size=None, shuffle=False):
         """The batched `tf.data` pipeline `fit`/`evaluate`/`predict` run on (`text_inputs`)."""
         return text_dataset(self.preprocessor, x, y, sample_weight, batch_size, shuffle,
@@ -212,3 +194,21 @@ class UnlabelledTextTask(TextTask):
 
     def export_kwargs(self):
         return {}
+
+
+class UnlabelledTextTask(TextTask):
+    """A text task without labels of its own (embeddings, masked LM): no default loss or
+    metrics, and any target the user's own loss takes."""
+
+    def default_loss(self):
+        raise TaskInputError(f"{type(self).__name__} has no labels of its own and so no default "
+                             "loss: pass compile(loss=...).")
+
+    def default_metrics(self):
+        return None
+
+    def check_labels(self, y):
+        return np.asarray(y)
+
+    def check_label_spec(self, spec):
+        del spec  # any target the user's loss takes
