@@ -30,7 +30,9 @@ class MultiHeadSelfAttention(keras.layers.Layer):
     Call with `hidden_states` `[B, S, H]` and `input_mask` `[B, S]`; or, for inference on
     real tokens only, with packed `hidden_states` `[T, H]` and the batch's `packing`
     (`layers.packing.TokenPacking`): the projections then run on the T real tokens, and
-    scores and context are computed per length group of sentences.
+    scores and context are computed per length group of sentences. With `output_positions`
+    `[B, K]`, queries are taken only at those positions (keys and values at every one) and
+    the result is `[B, K, H]`: the same values as the full `[B, S, H]` at those positions.
 
     Example:
     >>> attention = MultiHeadSelfAttention(num_heads=2, head_size=4)
@@ -61,19 +63,24 @@ class MultiHeadSelfAttention(keras.layers.Layer):
             layer.build((None, None, hidden_size))
         self.built = True
 
-    def _split_heads(self, x, batch_size, seq_length):
+    def _split_heads(self, x):
         # Explicit sizes: -1 is ambiguous in a reshape of an empty tensor.
-        x = tf.reshape(x, [batch_size, seq_length, self.num_heads, self.head_size])
+        shape = tf.shape(x)
+        x = tf.reshape(x, [shape[0], shape[1], self.num_heads, self.head_size])
         return tf.transpose(x, [0, 2, 1, 3])  # [B, N, S, D]
 
-    def call(self, hidden_states, input_mask, training=None, packing=None):
+    def call(self, hidden_states, input_mask, training=None, packing=None,
+             output_positions=None):
+        queried = hidden_states
+        if output_positions is not None:
+            queried = tf.gather(hidden_states, output_positions, batch_dims=1)  # [B, K, H]
         # Scaling the query before the matmul costs S·H multiplies instead of S·S·N.
-        query = self.query(hidden_states) * tf.cast(1.0 / math.sqrt(self.head_size),
-                                                    self.compute_dtype)
+        query = self.query(queried) * tf.cast(1.0 / math.sqrt(self.head_size),
+                                              self.compute_dtype)
         key = self.key(hidden_states)
         value = self.value(hidden_states)
         if packing is None:
-            context = self._attend(query, key, value, input_mask, training)
+            context = self._attend(query, key, value, input_mask, training, output_positions)
         else:
             # Packed [T, H] projections attend in length groups, then return to [T, H].
             # Empty groups (batches smaller than the group count) skip their ~20 small ops.
@@ -85,27 +92,31 @@ class MultiHeadSelfAttention(keras.layers.Layer):
                 for qkv, (_, valid) in zip(grouped, packing.groups)])
         return self.output_dense(context)
 
-    def _attend(self, query, key, value, input_mask, training):
-        """Scaled dot-product attention of `[B, S, H]` projections over unmasked keys."""
-        batch_size = tf.shape(query)[0]
-        seq_length = tf.shape(query)[1]
-        query = self._split_heads(query, batch_size, seq_length)
-        key = self._split_heads(key, batch_size, seq_length)
-        value = self._split_heads(value, batch_size, seq_length)
+    def _attend(self, query, key, value, input_mask, training, query_positions=None):
+        """Scaled dot-product attention of `[B, K, H]` queries over the unmasked keys of
+        `[B, S, H]` keys and values; the queries sit at `query_positions` `[B, K]`
+        (default: every position, K = S)."""
+        query_shape = tf.shape(query)
+        query = self._split_heads(query)
+        key = self._split_heads(key)
+        value = self._split_heads(value)
 
-        scores = tf.matmul(query, key, transpose_b=True)  # [B, N, S, S]
+        scores = tf.matmul(query, key, transpose_b=True)  # [B, N, K, S]
         allowed = tf.cast(input_mask, tf.bool)[:, tf.newaxis, tf.newaxis, :]  # [B, 1, 1, S]
         if self.causal:
-            lower = tf.linalg.band_part(tf.ones([seq_length, seq_length], tf.bool), -1, 0)
-            allowed = tf.logical_and(allowed, lower[tf.newaxis, tf.newaxis])
+            if query_positions is None:
+                query_positions = tf.range(query_shape[1])[tf.newaxis]  # [1, S]
+            key_positions = tf.range(tf.shape(key)[2])
+            earlier = key_positions[tf.newaxis, tf.newaxis, :] <= query_positions[..., tf.newaxis]
+            allowed = tf.logical_and(allowed, earlier[:, tf.newaxis])  # [B, 1, K, S]
         # An additive mask rather than a select: its gradient is the identity, no second pass.
         scores = tf.cast(scores, tf.float32) + tf.where(allowed, 0.0, -1e9)
         probs = tf.cast(tf.nn.softmax(scores, axis=-1), value.dtype)
         probs = self.dropout(probs, training=training)
 
-        context = tf.matmul(probs, value)  # [B, N, S, D]
-        context = tf.transpose(context, [0, 2, 1, 3])  # [B, S, N, D]
-        return tf.reshape(context, [batch_size, seq_length, self.num_heads * self.head_size])
+        context = tf.matmul(probs, value)  # [B, N, K, D]
+        context = tf.transpose(context, [0, 2, 1, 3])  # [B, K, N, D]
+        return tf.reshape(context, query_shape)
 
     def compute_output_shape(self, input_shape, *args):
         return input_shape

@@ -49,9 +49,12 @@ class MaskedLMHead(keras.layers.Layer):
             name="output_bias", shape=(self.embedding_layer.input_dim,), initializer="zeros")
         self.built = True
 
-    def call(self, sequence_output, masked_lm_positions):
-        """Returns float32 logits `[B, P, V]` at `masked_lm_positions` `[B, P]`."""
-        gathered = tf.gather(sequence_output, masked_lm_positions, batch_dims=1)  # [B, P, H]
+    def call(self, sequence_output, masked_lm_positions=None):
+        """Returns float32 logits `[B, P, V]` at `masked_lm_positions` `[B, P]`; None means
+        `sequence_output` holds those positions' states already (`[B, P, H]`)."""
+        gathered = sequence_output
+        if masked_lm_positions is not None:
+            gathered = tf.gather(sequence_output, masked_lm_positions, batch_dims=1)  # [B, P, H]
         hidden = self.layer_norm(self.transform(gathered))
         # One [B·P, H] x [H, V] matmul: a batched [B, P, H] x [V, H]ᵀ broadcast would give
         # the table a [B, V, H] gradient summed over B, which costs more than the matmul.
@@ -59,7 +62,7 @@ class MaskedLMHead(keras.layers.Layer):
         table = tf.cast(self.embedding_layer.embeddings, self.compute_dtype)  # [V, H]
         logits = tf.matmul(hidden, table, transpose_b=True)  # [B·P, V]
         logits = tf.cast(logits, tf.float32) + tf.cast(self.output_bias, tf.float32)
-        return tf.reshape(logits, tf.concat([tf.shape(masked_lm_positions), [-1]], 0))
+        return tf.reshape(logits, tf.concat([tf.shape(gathered)[:2], [-1]], 0))
 
     def compute_output_shape(self, sequence_output_shape, masked_lm_positions_shape):
         return tuple(masked_lm_positions_shape) + (self.embedding_layer.input_dim,)

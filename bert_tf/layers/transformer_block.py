@@ -25,7 +25,10 @@ class TransformerBlock(keras.layers.Layer):
       initializer_range: stddev of the truncated normal initializer.
 
     `hidden_states` is `[B, S, H]`, or packed `[T, H]` real tokens with the batch's
-    `packing` (inference without padding; see `MultiHeadSelfAttention`).
+    `packing` (inference without padding; see `MultiHeadSelfAttention`). With
+    `output_positions` `[B, K]` the block computes its output only there (`[B, K, H]`,
+    keys and values still from every position): a last block whose other outputs no loss
+    reads (pretraining) skips most of its work.
 
     Example:
     >>> block = TransformerBlock(hidden_size=8, num_heads=2, intermediate_size=32)
@@ -71,9 +74,13 @@ class TransformerBlock(keras.layers.Layer):
         self.output_layer_norm.build(shape)
         self.built = True
 
-    def call(self, hidden_states, input_mask, training=None, packing=None):
+    def call(self, hidden_states, input_mask, training=None, packing=None,
+             output_positions=None):
         # Attend, then add the residual and normalize (post-LN).
-        attended = self.attention(hidden_states, input_mask, training=training, packing=packing)
+        attended = self.attention(hidden_states, input_mask, training=training, packing=packing,
+                                  output_positions=output_positions)
+        if output_positions is not None:
+            hidden_states = tf.gather(hidden_states, output_positions, batch_dims=1)
         attended = self.attention_dropout(attended, training=training)
         hidden_states = self._add_and_normalize(self.attention_layer_norm, hidden_states, attended)
         # Position-wise feed-forward, residual, normalize.

@@ -131,9 +131,12 @@ class BertEncoder(keras.Model):
         self.blocks = blocks
         self.pooler = pooler
 
-    def call(self, inputs, training=None, mask=None):
+    def _checked(self, inputs):
         check_encoder_inputs(inputs, self.config.max_position_embeddings)
-        inputs = {name: tf.cast(inputs[name], tf.int32) for name in ENCODER_INPUTS}
+        return {name: tf.cast(inputs[name], tf.int32) for name in ENCODER_INPUTS}
+
+    def call(self, inputs, training=None, mask=None):
+        inputs = self._checked(inputs)
         if training or not self.packed_inference:
             return super().call(inputs, training=training, mask=mask)
         return self._call_packed(inputs)
@@ -154,6 +157,33 @@ class BertEncoder(keras.Model):
             "pooled_output": self.pooler(sequence_output[:, 0, :]),
             "encoder_outputs": encoder_outputs,
         }
+
+    def call_at_positions(self, inputs, positions, training=None):
+        """The final hidden states at `positions` only, and the pooled output.
+
+        Pretraining's losses read the last layer at the masked positions and [CLS] alone, so
+        the last block computes its queries, feed-forward and LayerNorms there (keys and
+        values still at every position): the same values as `call`'s `sequence_output` at
+        those positions, for 1 - (P + 1)/S less of that block's position-wise work.
+
+        Args:
+          inputs: the encoder inputs dict.
+          positions: int32 `[B, K]` positions to return.
+          training: as for `call` (dropout on), padded layout.
+
+        Returns:
+          A dict with `sequence_output` `[B, K, H]` and `pooled_output` `[B, H]`.
+        """
+        inputs = self._checked(inputs)
+        hidden = self.embeddings(inputs["input_word_ids"], inputs["input_type_ids"],
+                                 training=training)
+        for block in self.blocks[:-1]:
+            hidden = block(hidden, inputs["input_mask"], training=training)
+        # [CLS] goes first, for the pooler.
+        wanted = tf.concat([tf.zeros_like(positions[:, :1]), positions], axis=1)
+        hidden = self.blocks[-1](hidden, inputs["input_mask"], training=training,
+                                 output_positions=tf.cast(wanted, tf.int32))
+        return {"sequence_output": hidden[:, 1:], "pooled_output": self.pooler(hidden[:, 0])}
 
     @classmethod
     def from_pretrained(cls, model_dir, **kwargs):

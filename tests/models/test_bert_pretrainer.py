@@ -1,5 +1,7 @@
 """BertPretrainer: tied masked-LM logits, the NSP head, the objective ablations; the harness."""
 
+import dataclasses
+
 import keras
 import numpy as np
 import pytest
@@ -53,3 +55,29 @@ def test_build_pretrainer_objectives(kwargs, causal, heads):
     pretrainer = build_pretrainer(TINY, **kwargs)
     assert pretrainer.encoder.causal_attention is causal
     assert sorted(pretrainer.checkpoint_items()) == heads
+
+
+@pytest.mark.parametrize("left_to_right", [False, True])
+def test_training_last_block_at_positions_equals_full_block(left_to_right):
+    # In training the last block runs only at [CLS] and the masked positions; outputs and
+    # gradients must equal the functional graph's full [B, S, H] computation (no dropout).
+    config = dataclasses.replace(TINY, hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0)
+    pretrainer = build_pretrainer(config, left_to_right=left_to_right)
+    batch = dict(encoder_batch(), masked_lm_positions=POSITIONS)
+
+    def outputs_and_gradients(call):
+        with tf.GradientTape() as tape:
+            outputs = call(batch, training=True)
+            loss = sum(tf.reduce_sum(tf.sin(v)) for v in outputs.values())
+        return outputs, tape.gradient(loss, pretrainer.trainable_variables)
+
+    sparse, sparse_gradients = outputs_and_gradients(pretrainer)
+    full, full_gradients = outputs_and_gradients(super(BertPretrainer, pretrainer).call)
+    assert sorted(sparse) == sorted(full)
+    for name in full:
+        np.testing.assert_allclose(sparse[name], full[name], atol=1e-5)
+    for variable, a, b in zip(pretrainer.trainable_variables, sparse_gradients, full_gradients):
+        assert (a is None) == (b is None), variable.path  # MLM-only: the pooler has none
+        if a is not None:
+            np.testing.assert_allclose(tf.convert_to_tensor(a), tf.convert_to_tensor(b), atol=1e-5,
+                                       err_msg=variable.path)
