@@ -2,7 +2,7 @@
 
   python tools/benchmark.py --what=encoder --bert_config_file=official_configs/bert_config_base.json \
       --batch_size=8 --seq_length=128 --dtype=float32 --dtype=mixed_bfloat16
-  python tools/benchmark.py --what=pretrain --bert_config_file=official_configs/bert_config_mini.json \
+  python tools/benchmark.py --what=pretrain_step --bert_config_file=official_configs/bert_config_mini.json \
       --batch_size=32 --seq_length=128 --max_predictions_per_seq=20 --xla=off --xla=on
   python tools/benchmark.py --what=tokenize
   python tools/benchmark.py --what=data --google_research_dir=/path/to/google-research/bert
@@ -38,7 +38,7 @@ from bert_tf.benchmarking.data import benchmark_create_pretraining_data, benchma
 from bert_tf.benchmarking.export import benchmark_export
 from bert_tf.benchmarking.finetune import benchmark_finetune
 from bert_tf.benchmarking.fit_strings import benchmark_fit_strings
-from bert_tf.benchmarking.mfu import model_flop_utilization
+from bert_tf.benchmarking.mfu import measured_matmul_flops, model_flop_utilization
 from bert_tf.benchmarking.real_sentences import bbc_news_sentences
 from bert_tf.benchmarking.serving import HELD_OUT_TEXT, arrival_order_lines, benchmark_serving
 from bert_tf.benchmarking.tokenize import benchmark_tokenize
@@ -48,11 +48,11 @@ KERAS_HUB_PEER = "keras_hub_BertMaskedLM.fit"
 CORPUS_DIR = os.path.join(os.path.dirname(__file__), "..", "bert_tf", "data", "corpus")
 
 FLAGS = flags.FLAGS
-flags.DEFINE_enum("what", "encoder", ["encoder", "pretrain", "tokenize", "data", "export",
+flags.DEFINE_enum("what", "encoder", ["encoder", "pretrain_step", "tokenize", "data", "export",
                                      "pretrain_quality", "finetune", "fit_strings", "serving"],
                   "Which hot path to measure.")
 flags.DEFINE_string("bert_config_file", "official_configs/bert_config_base.json",
-                    "Model shape (bert_config.json) for encoder/pretrain.")
+                    "Model shape (bert_config.json) for encoder/pretrain_step.")
 flags.DEFINE_integer("batch_size", 8, "Sequences per step.")
 flags.DEFINE_integer("seq_length", 128, "Tokens per sequence.")
 flags.DEFINE_integer("max_predictions_per_seq", 20, "Masked-LM predictions per sequence.")
@@ -115,6 +115,8 @@ def _pretrain(config):
                             FLAGS.max_predictions_per_seq)
     steps = FLAGS.steps_per_repeat
     for dtype in FLAGS.dtype:
+        matmul_rate = measured_matmul_flops(dtype)
+        _print({"what": "matmul", "dtype": dtype, "size": 2048, "gflop_per_s": matmul_rate / 1e9})
         for xla in FLAGS.xla:
             settings = {"dtype": dtype, "xla": xla, "batch_size": FLAGS.batch_size,
                         "seq_length": FLAGS.seq_length,
@@ -137,6 +139,7 @@ def _pretrain(config):
                        "sequences_per_second": FLAGS.batch_size / per_step,
                        "tokens_per_second": FLAGS.batch_size * FLAGS.seq_length / per_step,
                        "gflop_per_s": flops * FLAGS.batch_size / per_step / 1e9,
+                       "share_of_matmul_rate": flops * FLAGS.batch_size / per_step / matmul_rate,
                        "mfu": model_flop_utilization(flops * FLAGS.batch_size / per_step, dtype)}
                 if peer and name != KERAS_HUB_PEER:
                     row["vs_keras_hub"] = peer / total
@@ -185,7 +188,7 @@ def _pretrain_quality():
 
 def main(argv):
     del argv
-    if FLAGS.what in ("encoder", "pretrain"):
+    if FLAGS.what in ("encoder", "pretrain_step"):
         config = BertConfig.from_json_file(FLAGS.bert_config_file)
         (_encoder if FLAGS.what == "encoder" else _pretrain)(config)
     elif FLAGS.what == "tokenize":

@@ -4,7 +4,14 @@ The FLOPs are `benchmarking/flops.py`'s formula (matmuls only), so MFU is compar
 runs and with published figures (PaLM's definition, without rematerialisation). Peaks are the
 vendors' dense (no sparsity) tensor-core figures; float32 on NVIDIA GPUs means TF32, which
 TensorFlow uses for float32 matmuls by default. None when no listed GPU is present.
+
+CPUs have no such table (the same "AMD EPYC" name covers parts of very different speed), so
+`measured_matmul_flops` times one large matmul on the machine itself: the ceiling a step's
+FLOP/s is set against.
 """
+
+import statistics
+import time
 
 import tensorflow as tf
 
@@ -43,3 +50,27 @@ def model_flop_utilization(flops_per_second, dtype, name=None):
     """`flops_per_second / peak_flops(dtype)`, or None without a known GPU."""
     peak = peak_flops(dtype, name)
     return flops_per_second / peak if peak else None
+
+
+def measured_matmul_flops(dtype, size=2048, matmuls=8, repeats=5):
+    """FLOP/s of this machine's default device on `size`² matmuls in `dtype`'s compute dtype.
+
+    The median over `repeats` timings of `matmuls` chained products (after one warm-up):
+    what the math library reaches on a shape that large, an upper bound for a model step.
+    """
+    compute = tf.as_dtype(dtype.replace("mixed_", ""))
+    a = tf.cast(tf.random.stateless_normal([size, size], seed=[1, 2]) / size ** 0.5, compute)
+
+    @tf.function
+    def chain(x):
+        for _ in range(matmuls):
+            x = tf.matmul(x, a)
+        return x
+
+    chain(a).numpy()
+    seconds = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        chain(a).numpy()
+        seconds.append(time.perf_counter() - start)
+    return 2 * size ** 3 * matmuls / statistics.median(seconds)

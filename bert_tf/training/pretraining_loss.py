@@ -12,6 +12,7 @@ import numpy as np
 import tensorflow as tf
 
 from bert_tf.training.accuracy import top1_correct
+from bert_tf.training.cross_entropy import sparse_cross_entropy
 
 
 def pretraining_loss_fn(global_batch_size, use_next_sentence=True):
@@ -29,7 +30,7 @@ def pretraining_loss_fn(global_batch_size, use_next_sentence=True):
         weights = tf.cast(batch["masked_lm_weights"], tf.float32)  # [B, P]
         labels = tf.cast(batch["masked_lm_ids"], tf.int32)
         logits = tf.cast(outputs["mlm_logits"], tf.float32)  # [B, P, V]
-        token_loss = tf.nn.sparse_softmax_cross_entropy_with_logits(labels, logits)  # [B, P]
+        token_loss = sparse_cross_entropy(labels, logits)  # [B, P]
         per_example = tf.math.divide_no_nan(tf.reduce_sum(token_loss * weights, axis=1),
                                             tf.reduce_sum(weights, axis=1))  # [B]
         correct = top1_correct(logits, labels)
@@ -39,7 +40,7 @@ def pretraining_loss_fn(global_batch_size, use_next_sentence=True):
         if use_next_sentence:
             nsp_labels = tf.reshape(tf.cast(batch["next_sentence_labels"], tf.int32), [-1])
             nsp_logits = tf.cast(outputs["nsp_logits"], tf.float32)  # [B, 2]
-            nsp_loss = tf.nn.sparse_softmax_cross_entropy_with_logits(nsp_labels, nsp_logits)
+            nsp_loss = sparse_cross_entropy(nsp_labels, nsp_logits)
             per_example += nsp_loss
             examples = tf.cast(tf.size(nsp_labels), tf.float32)
             metrics["nsp_accuracy"] = (tf.reduce_sum(top1_correct(nsp_logits, nsp_labels)), examples)
