@@ -21,6 +21,7 @@ on a noisy machine.
 import gzip
 import json
 import os
+import tempfile
 
 import numpy as np
 import tensorflow as tf
@@ -43,6 +44,7 @@ from bert_tf.benchmarking.real_sentences import bbc_news_sentences
 from bert_tf.benchmarking.serving import HELD_OUT_TEXT, arrival_order_lines, benchmark_serving
 from bert_tf.benchmarking.tokenize import benchmark_tokenize
 from bert_tf.benchmarking.pretrain_step import pretrain_step_runner, synthetic_batch
+from bert_tf.benchmarking.step_profile import profile_step_ops
 
 KERAS_HUB_PEER = "keras_hub_BertMaskedLM.fit"
 CORPUS_DIR = os.path.join(os.path.dirname(__file__), "..", "bert_tf", "data", "corpus")
@@ -60,6 +62,8 @@ flags.DEFINE_multi_enum("dtype", ["float32"], ["float32", "mixed_bfloat16", "mix
                         "Keras dtype policies to measure (repeat the flag for several).")
 flags.DEFINE_multi_enum("xla", ["off"], ["off", "on"], "XLA jit_compile settings to measure.")
 flags.DEFINE_multi_integer("steps_per_loop", [1], "Pretrain: steps per compiled loop call.")
+flags.DEFINE_bool("profile", False, "Pretrain_step: also trace our step once and print its op "
+                  "time per step by model part and op type (benchmarking/step_profile.py).")
 flags.DEFINE_integer("steps_per_repeat", 10, "Pretrain: steps per timed repeat, a multiple of "
                      "every --steps_per_loop.")
 flags.DEFINE_integer("repeats", 5, "Timed repeats per measurement; the median is reported.")
@@ -144,6 +148,15 @@ def _pretrain(config):
                 if peer and name != KERAS_HUB_PEER:
                     row["vs_keras_hub"] = peer / total
                 _print(row)
+            if FLAGS.profile:
+                name = f"bert_tf steps_per_loop={FLAGS.steps_per_loop[0]}"
+                with tempfile.TemporaryDirectory() as log_dir:
+                    profile = profile_step_ops(runners[name], log_dir, steps)
+                _print({"implementation": name, **settings,
+                        "matmul_share_of_op_time": profile["matmul_share"],
+                        **{f"ms_per_step {kind} {key}": seconds * 1e3
+                           for kind in ("by_part", "by_op_type")
+                           for key, seconds in list(profile[kind].items())[:12]}})
 
 
 def _serving():

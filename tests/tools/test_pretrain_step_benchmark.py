@@ -12,7 +12,7 @@ def test_pretrain_step_benchmark_rows_carry_the_machine_matmul_rate():
     command = [sys.executable, "tools/benchmark.py", "--what=pretrain_step",
                "--bert_config_file=official_configs/bert_config_tiny.json", "--batch_size=2",
                "--seq_length=16", "--max_predictions_per_seq=3", "--steps_per_repeat=2",
-               "--repeats=1"]
+               "--repeats=1", "--profile"]
     result = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stderr[-3000:]
     rows = list(map(json.loads, result.stdout.split("\n")[:-1]))
@@ -21,3 +21,8 @@ def test_pretrain_step_benchmark_rows_carry_the_machine_matmul_rate():
     assert matmul["dtype"] == "float32" and matmul["gflop_per_s"] > 0
     # The share is the row's model FLOP/s over the measured rate, both printed.
     assert abs(ours["share_of_matmul_rate"] - ours["gflop_per_s"] / matmul["gflop_per_s"]) < 2e-3
+    # --profile: op time per step by model part, matmuls among the parts' ops.
+    profile = next(row for row in rows if "matmul_share_of_op_time" in row)
+    assert 0 < profile["matmul_share_of_op_time"] < 1
+    parts = {key.split()[-1]: ms for key, ms in profile.items() if "by_part" in key}
+    assert {"attention", "feed_forward", "masked_lm"} <= set(parts) and min(parts.values()) >= 0
