@@ -8,6 +8,8 @@ from the newest checkpoint in --output_dir; the end writes a model directory the
 
 from bert_tf import cli  # First: quiets TensorFlow's C++ start-up logging.
 
+import time  # noqa: E402
+
 from absl import logging  # noqa: E402
 
 from bert_tf.reporting.pretraining_summary import pretraining_summary  # noqa: E402
@@ -20,6 +22,7 @@ cli.define_flags(PretrainingOptions)
 
 def main(argv):
     del argv
+    start = time.monotonic()
     cli.bare_console()  # also for what preparing logs (a continued run's new length)
     run = prepare_pretraining(cli.options_from_flags(PretrainingOptions))
     chief = is_chief(run.strategy)  # other workers of a multi-worker run write nothing
@@ -27,7 +30,7 @@ def main(argv):
         cli.log_to_file(run.options.output_dir)
     result = pretrain(run, progress_fn=cli.log_progress)
     if chief:
-        for line in pretraining_summary(result, run.options):
+        for line in pretraining_summary(result, run.options, time.monotonic() - start):
             logging.info("%s", line)
 
 

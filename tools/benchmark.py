@@ -34,12 +34,13 @@ from bert_tf.benchmarking import pretrain_quality
 from bert_tf.benchmarking.timing import interleaved_median_seconds
 from bert_tf.configs import BertConfig
 from bert_tf.model_dir_reader import vocab_path
+from bert_tf.reporting.machine_speed import measured_matmul_flops
 from bert_tf.tokenization.bert_preprocessor import BertPreprocessor
 from bert_tf.benchmarking.data import benchmark_create_pretraining_data, benchmark_dynamic_pretraining
 from bert_tf.benchmarking.export import benchmark_export
 from bert_tf.benchmarking.finetune import benchmark_finetune
 from bert_tf.benchmarking.fit_strings import benchmark_fit_strings
-from bert_tf.benchmarking.mfu import measured_matmul_flops, model_flop_utilization
+from bert_tf.benchmarking.mfu import model_flop_utilization
 from bert_tf.benchmarking.real_sentences import bbc_news_sentences
 from bert_tf.benchmarking.serving import HELD_OUT_TEXT, arrival_order_lines, benchmark_serving
 from bert_tf.benchmarking.tokenize import benchmark_tokenize

@@ -6,11 +6,9 @@ vendors' dense (no sparsity) tensor-core figures; float32 on NVIDIA GPUs means T
 TensorFlow uses for float32 matmuls by default. None when no listed GPU is present.
 
 CPUs have no such table (the same "AMD EPYC" name covers parts of very different speed), so
-`measured_matmul_flops` times one large matmul on the machine itself: the ceiling a step's
-FLOP/s is set against.
+`reporting.machine_speed.measured_matmul_flops` times one large matmul on the machine itself:
+the ceiling a step's FLOP/s is set against.
 """
-
-import time
 
 import tensorflow as tf
 
@@ -50,27 +48,3 @@ def model_flop_utilization(flops_per_second, dtype, name=None):
     peak = peak_flops(dtype, name)
     return flops_per_second / peak if peak else None
 
-
-def measured_matmul_flops(dtype, size=2048, matmuls=8, repeats=7):
-    """FLOP/s of this machine's default device on `size`² matmuls in `dtype`'s compute dtype.
-
-    The fastest of `repeats` timings of `matmuls` chained products (after one warm-up): what
-    the math library reaches on a shape that large, a ceiling for a model step. The fastest,
-    not the median: other processes on the machine only ever slow a timing down.
-    """
-    compute = tf.as_dtype(dtype.replace("mixed_", ""))
-    a = tf.cast(tf.random.stateless_normal([size, size], seed=[1, 2]) / size ** 0.5, compute)
-
-    @tf.function
-    def chain(x):
-        for _ in range(matmuls):
-            x = tf.matmul(x, a)
-        return x
-
-    chain(a).numpy()
-    seconds = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        chain(a).numpy()
-        seconds.append(time.perf_counter() - start)
-    return 2 * size ** 3 * matmuls / min(seconds)

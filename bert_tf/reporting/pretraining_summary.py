@@ -14,6 +14,7 @@ import os
 from bert_tf.data.document_reader import expand_input_patterns, read_documents
 from bert_tf.inference import fill_mask, format_result, mask_one_word
 from bert_tf.reporting.learning_curve import read_history, write_learning_curve
+from bert_tf.reporting.machine_speed import speed_line
 
 LEARNING_CURVE_FILE = "learning_curve.png"
 _SENTENCES_READ = 2000  # the first documents of the held-out file, enough to pick from
@@ -54,12 +55,13 @@ def _fill_mask_lines(options, count):
     return lines
 
 
-def pretraining_summary(result, options, fill_mask_examples=5):
+def pretraining_summary(result, options, seconds, fill_mask_examples=5):
     """Lines that close a run, and `learning_curve.png` written into `options.output_dir`.
 
     Args:
       result: what `run_pretraining` returned (`step`, `eval`, `model_dir`).
       options: the run's `PretrainingOptions`.
+      seconds: the run's wall time so far, quoted beside the machine's matmul rate.
       fill_mask_examples: held-out sentences to show (text input with a masked-LM objective).
     """
     output_dir = options.output_dir
@@ -78,5 +80,6 @@ def pretraining_summary(result, options, fill_mask_examples=5):
               f"Full log:         {os.path.join(output_dir, 'log.txt')}",
               f"TensorBoard logs: {os.path.join(output_dir, 'train')} and "
               f"{os.path.join(output_dir, 'eval')}; view them with",
-              f"  tensorboard --logdir {output_dir}"]
+              f"  tensorboard --logdir {output_dir}",
+              speed_line(seconds, options.dtype)]
     return lines

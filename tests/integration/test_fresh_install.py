@@ -33,6 +33,7 @@ def test_make_demo_runs_on_a_fresh_clone_without_extras(tmp_path):
     for extra in ("safetensors", "pytest", "apache-beam"):
         assert extra not in freeze, f"{extra} was installed: the demo venv must be extras-free"
     assert "step 4/4" in output and "Held-out evaluation at step 4" in output
+    assert "This run took" in output and "bfloat16 matmul rate:" in output
     assert "cpu_feature_guard" not in output and "oneDNN" not in output  # a quiet console
     assert (clone / "short_demo" / "model.ckpt.index").exists()
     assert (clone / "short_demo" / "learning_curve.png").exists()
