@@ -14,6 +14,7 @@ import tempfile
 
 import keras
 import numpy as np
+import tensorflow as tf
 
 from bert_tf.checkpoints.model_dir import refuse_existing, write_model_dir
 from bert_tf.export import export_saved_model
@@ -117,6 +118,10 @@ class TextTask:
         raise NotImplementedError
 
     def _takes_ids(self, x):
+        # A dataset of ids too: Keras's `fit` calls `evaluate` on the validation batches it
+        # was given, which are already tokenized.
+        if isinstance(x, tf.data.Dataset):
+            x = x.element_spec[0] if isinstance(x.element_spec, tuple) else x.element_spec
         return self.preprocessor is None or isinstance(x, dict)
 
     def text_dataset(self, x, y=None, sample_weight=None, batch_size=None, shuffle=False):

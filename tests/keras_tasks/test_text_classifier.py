@@ -45,11 +45,13 @@ def test_fit_on_strings_learns_and_compile_overrides_the_defaults(tiny_dir):
     assert float(classifier.optimizer.learning_rate) == pytest.approx(5e-5)
     classifier.compile(optimizer=keras.optimizers.Adam(3e-3))  # loss and metrics stay "auto"
     history = classifier.fit(np.array(TEXTS * 4), np.array(LABELS * 4), batch_size=8,
-                             epochs=15, verbose=0)
+                             epochs=15, validation_data=(TEXTS, LABELS), validation_freq=15,
+                             verbose=0)
     losses = history.history["loss"]
     assert losses[-1] < 0.5 * losses[0], losses
-    _, accuracy = classifier.evaluate(TEXTS, LABELS, verbose=0)
+    loss, accuracy = classifier.evaluate(TEXTS, LABELS, verbose=0)
     assert accuracy == 1.0
+    assert history.history["val_loss"][-1] == pytest.approx(loss, abs=1e-6)
 
 
 def test_regression_takes_float_labels(tiny_dir):

@@ -83,3 +83,35 @@ def test_model_dir_is_read_back_by_restore_model(tiny_dir, tmp_path):
     assert restored.label_names == ["O", "C"]
     assert (_first_piece_argmax(restored.model, words, tagger.preprocessor)
             == _first_piece_argmax(tagger, words))
+
+
+def test_a_dataset_of_words_gives_the_numbers_of_lists(tiny_dir):
+    tagger = TokenClassifier.from_pretrained(tiny_dir, num_classes=2)
+    words, labels = _sentences(10, seed=4)
+    valid_words, valid_labels = _sentences(6, seed=5)
+
+    def dataset(words, labels=None):
+        columns = (tf.ragged.constant(words),) + (() if labels is None
+                                                   else (tf.ragged.constant(labels),))
+        return tf.data.Dataset.from_tensor_slices(columns[0] if labels is None else columns
+                                                  ).ragged_batch(4)
+
+    history = tagger.fit(dataset(words, labels), validation_data=(valid_words, valid_labels),
+                         epochs=1, verbose=0)
+    assert int(tagger.optimizer.iterations) == 3  # batches of 4, 4, 2: the dataset's own
+    assert history.history["val_loss"][0] == pytest.approx(  # one batch, as fit's default 32
+        tagger.evaluate(valid_words, valid_labels, verbose=0), abs=1e-6)
+    assert tagger.evaluate(dataset(valid_words, valid_labels), verbose=0) == pytest.approx(
+        tagger.evaluate(valid_words, valid_labels, batch_size=4, verbose=0), abs=1e-6)
+    history = tagger.fit(dataset(words, labels), validation_data=dataset(
+        valid_words, valid_labels), epochs=1, verbose=0)
+    assert history.history["val_loss"][0] == pytest.approx(
+        tagger.evaluate(valid_words, valid_labels, batch_size=4, verbose=0), abs=1e-6)
+    texts = tf.data.Dataset.from_tensor_slices([" ".join(s) for s in valid_words]).batch(4)
+    assert (tagger.predict(dataset(valid_words)) == tagger.predict(texts)
+            == tagger.predict(valid_words, batch_size=4))
+    with pytest.raises(TaskInputError, match=r"Batch first, e\.g\. dataset\.ragged_batch"):
+        tagger.fit(tf.data.Dataset.from_tensor_slices(
+            (tf.ragged.constant(words), tf.ragged.constant(labels))))
+    with pytest.raises(TaskInputError, match="repeats forever"):
+        tagger.fit(dataset(words, labels).repeat())
