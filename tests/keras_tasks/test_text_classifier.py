@@ -13,6 +13,7 @@ from bert_tf.dtype_policy import policy_scope
 from bert_tf.export.restored_model import restore_model
 from bert_tf.keras_tasks import TaskInputError, TextClassifier
 from bert_tf.tokenization.bert_preprocessor import BertPreprocessor
+from bert_tf.training.distribution import get_strategy
 from tests.keras_tasks.conftest import LABELS, TEXTS
 
 
@@ -139,7 +140,7 @@ def test_a_bfloat16_fit_step(tiny_dir):
 
 
 def test_a_mirrored_fit_step(tiny_dir):
-    strategy = tf.distribute.MirroredStrategy(["/cpu:0", "/cpu:1"])
+    strategy = get_strategy("mirrored")  # the two logical CPUs, reduced on one device
     with strategy.scope():
         classifier = TextClassifier.from_pretrained(tiny_dir, num_classes=2)
     history = classifier.fit(TEXTS, LABELS, batch_size=4, verbose=0)

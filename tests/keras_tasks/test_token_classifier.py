@@ -6,6 +6,7 @@ import pytest
 import tensorflow as tf
 
 from bert_tf.keras_tasks import TaskInputError, TokenClassifier
+from tests.keras_tasks.conftest import fit_under
 
 COLOURS = ["red", "blue", "green"]
 OTHERS = ["the", "car", "is", "guitarist", "orchestra", "today", "very", "unbelievably"]
@@ -115,3 +116,12 @@ def test_a_dataset_of_words_gives_the_numbers_of_lists(tiny_dir):
             (tf.ragged.constant(words), tf.ragged.constant(labels))))
     with pytest.raises(TaskInputError, match="repeats forever"):
         tagger.fit(dataset(words, labels).repeat())
+
+
+@pytest.mark.parametrize("setting", ["mixed_bfloat16", "mirrored"])
+def test_a_fit_step_in_bfloat16_and_under_mirrored_strategy(tiny_dir, setting):
+    words, labels = _sentences(8, seed=6)
+    tagger, _ = fit_under(setting, lambda: TokenClassifier.from_pretrained(tiny_dir, 2),
+                          lambda model: model.fit(words, labels, batch_size=4, verbose=0))
+    assert tagger.optimizer.iterations.numpy() == 2  # two global batches of 4
+    assert [len(p) for p in tagger.predict(words[:2])] == [len(s) for s in words[:2]]
