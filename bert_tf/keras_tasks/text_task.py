@@ -178,9 +178,9 @@ class TextTask:
         info = dict(self.model_dir_extras(), head=self.model_dir_head,
                     do_lower_case=self.preprocessor.lower_case,
                     max_seq_length=self.preprocessor.seq_length, source="keras_task")
-        return write_model_dir(model_dir, self.encoder.config,
-                               vocab_file=self.preprocessor.vocab_file, info=info,
-                               **self.checkpoint_items())
+        with self.preprocessor.vocab_path() as vocab_file:
+            return write_model_dir(model_dir, self.encoder.config, vocab_file=vocab_file,
+                                   info=info, **self.checkpoint_items())
 
     def export(self, export_dir, **kwargs):
         """Exports a raw-text SavedModel for TF Serving via `bert_tf.export.export_saved_model`.
