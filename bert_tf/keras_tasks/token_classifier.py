@@ -126,12 +126,13 @@ class TokenClassifier(TextTask, BertTokenClassifier):
         self.compile()
 
     @classmethod
-    def from_pretrained(cls, folder, num_classes, max_seq_length=None, do_lower_case=None,
+    def from_pretrained(cls, folder, num_classes=None, max_seq_length=None, do_lower_case=None,
                         **kwargs):
-        """A token classifier on the encoder of any checkpoint folder bert_tf reads (see
-        `TextClassifier.from_pretrained`); `kwargs`: the constructor's."""
-        encoder, preprocessor, _ = cls.pretrained_parts(folder, max_seq_length, do_lower_case)
-        return cls(encoder, num_classes, preprocessor=preprocessor, **kwargs)
+        """A token classifier on the encoder of any checkpoint folder bert_tf reads, with a
+        fine-tuned model directory's head and label names when `num_classes` is None or the
+        same (see `TextClassifier.from_pretrained`); `kwargs`: the constructor's."""
+        return cls.labelled_from_pretrained(folder, num_classes, max_seq_length, do_lower_case,
+                                            **kwargs)
 
     def task_config(self):
         return {**super().task_config(),

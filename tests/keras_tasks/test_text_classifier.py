@@ -63,17 +63,32 @@ def test_regression_takes_float_labels(tiny_dir):
     assert regressor.predict((TEXTS[:4], TEXTS[4:]), verbose=0).shape == (4, 1)
 
 
-def test_keras_round_trip_takes_strings_and_predicts_the_same(tiny_dir, tmp_path):
+def test_keras_file_and_model_dir_give_back_the_fine_tuned_model(tiny_dir, tmp_path, caplog):
     classifier = TextClassifier.from_pretrained(tiny_dir, num_classes=2, label_names=["a", "b"])
     classifier.fit(TEXTS, LABELS, batch_size=4, verbose=0)
+    expected = classifier.predict(TEXTS, verbose=0)
     path = str(tmp_path / "clf.keras")
     classifier.save(path)
     loaded = keras.models.load_model(path)
     assert isinstance(loaded, TextClassifier) and loaded.label_names == ["a", "b"]
-    np.testing.assert_allclose(loaded.predict(TEXTS, verbose=0),
-                               classifier.predict(TEXTS, verbose=0), atol=1e-6, rtol=0)
+    np.testing.assert_allclose(loaded.predict(TEXTS, verbose=0), expected, atol=1e-6, rtol=0)
     assert int(loaded.optimizer.iterations) == int(classifier.optimizer.iterations) == 2
     loaded.fit(TEXTS, LABELS, batch_size=4, verbose=0)  # compiled on load: trains on
+
+    # from_pretrained on the fine-tuned model directory restores the head, as HF's does.
+    classifier.save_model_dir(str(tmp_path / "fine_tuned"))
+    again = TextClassifier.from_pretrained(str(tmp_path / "fine_tuned"), num_classes=2)
+    assert again.label_names == ["a", "b"]
+    np.testing.assert_allclose(again.predict(TEXTS, verbose=0), expected, atol=1e-6, rtol=0)
+    taken = TextClassifier.from_pretrained(str(tmp_path / "fine_tuned"))  # its num_classes
+    assert taken.num_classes == 2 and all(
+        np.array_equal(a, b) for a, b in zip(taken.get_weights(), classifier.get_weights()))
+    with caplog.at_level("WARNING"):
+        other = TextClassifier.from_pretrained(str(tmp_path / "fine_tuned"), num_classes=3)
+    assert "head of 2 classes; num_classes=3 gets a new, untrained head" in caplog.text
+    assert other.label_names is None and other.head.units == 3
+    with pytest.raises(TaskInputError, match="no fine-tuned classifier head to restore"):
+        TextClassifier.from_pretrained(tiny_dir)
 
 
 def test_model_dir_and_export_serve_the_same_logits(tiny_dir, tmp_path):

@@ -84,6 +84,9 @@ def test_model_dir_is_read_back_by_restore_model(tiny_dir, tmp_path):
     assert restored.label_names == ["O", "C"]
     assert (_first_piece_argmax(restored.model, words, tagger.preprocessor)
             == _first_piece_argmax(tagger, words))
+    # from_pretrained gives back the head and its label names.
+    again = TokenClassifier.from_pretrained(str(tmp_path / "tagger"))
+    assert again.label_names == ["O", "C"] and again.predict(words) == tagger.predict(words)
 
 
 def test_a_dataset_of_words_gives_the_numbers_of_lists(tiny_dir):
