@@ -4,6 +4,7 @@ import keras
 import numpy as np
 import tensorflow as tf
 
+from bert_tf.data.length_bucketing import length_sorted_batches
 from bert_tf.keras_tasks.text_inputs import DEFAULT_BATCH_SIZE, TaskInputError
 from bert_tf.keras_tasks.text_task import TextTask, check_preprocessor
 from bert_tf.models import BertTokenClassifier
@@ -181,14 +182,22 @@ class TokenClassifier(TextTask, BertTokenClassifier):
             checked.append([int(label) for label in labels])
         return checked
 
-    def _dataset(self, features, batch_size, shuffle=False, labels=True):
+    def _dataset(self, features, batch_size, shuffle=False, labels=True, group_by_length=False):
         entries = (features.model_inputs(),) + ((features.label_ids,) if labels else ())
         dataset = tf.data.Dataset.from_tensor_slices(entries)
         if shuffle:
             dataset = dataset.shuffle(len(features.label_ids))
-        return dataset.batch(batch_size or DEFAULT_BATCH_SIZE).map(_trimmed)
+        batch_size = batch_size or DEFAULT_BATCH_SIZE
+        if group_by_length:
+            dataset = length_sorted_batches(
+                dataset, lambda window: tf.reduce_sum(window[0]["input_mask"], axis=1),
+                batch_size, seed=0 if shuffle else None, count=len(features.label_ids))
+        else:
+            dataset = dataset.batch(batch_size)
+        return dataset.map(_trimmed)
 
-    def _word_batches(self, x, y=None, batch_size=None, shuffle=False, labels=True):
+    def _word_batches(self, x, y=None, batch_size=None, shuffle=False, labels=True,
+                      group_by_length=False):
         """`(word lists, conll features, their batched dataset)` of lists or a dataset."""
         if isinstance(x, tf.data.Dataset):
             if y is not None or batch_size is not None:
@@ -196,17 +205,19 @@ class TokenClassifier(TextTask, BertTokenClassifier):
                                      "dataset: drop `y` and `batch_size`.")
             x, y, batch_size = read_word_dataset(x)
         words, features = self._features(x, y)
-        return words, features, self._dataset(features, batch_size, shuffle, labels)
+        return words, features, self._dataset(features, batch_size, shuffle, labels,
+                                              group_by_length)
 
     def fit(self, x=None, y=None, batch_size=None, validation_data=None, shuffle=True,
-            **kwargs):
+            group_by_length=False, **kwargs):
         """Keras `fit` on word lists or texts with label-id lists, or on a dataset of them
-        (`read_word_dataset`: read into memory, so `shuffle` applies to it as to lists);
-        `validation_data`: `(words, labels)` or such a dataset."""
+        (`read_word_dataset`: read into memory, so `shuffle` and `group_by_length` apply to
+        it as to lists); `validation_data`: `(words, labels)` or such a dataset.
+        `group_by_length=True` batches sentences of like length (`data.length_bucketing`)."""
         if self._takes_ids(x):
             return super().fit(x, y, batch_size=batch_size, validation_data=validation_data,
                                shuffle=shuffle, **kwargs)
-        data = self._word_batches(x, y, batch_size, shuffle)[2]
+        data = self._word_batches(x, y, batch_size, shuffle, group_by_length=group_by_length)[2]
         if isinstance(validation_data, tf.data.Dataset):
             validation_data = self._word_batches(validation_data)[2]
         elif validation_data is not None:

@@ -191,3 +191,23 @@ def test_bad_construction_is_refused(tiny_dir):
         pair_model.predict(TEXTS)
     with pytest.raises(CheckpointError, match="do_lower_case=False contradicts .*model_info"):
         TextClassifier.from_pretrained(tiny_dir, num_classes=2, do_lower_case=False)
+
+
+def test_group_by_length_changes_the_batches_not_the_examples(tiny_dir):
+    classifier = TextClassifier.from_pretrained(tiny_dir, num_classes=8)
+    lengths = [1, 9, 2, 8, 3, 7, 4, 6]  # WordPieces of text i; label i names text i
+    texts = [" ".join(["word"] * n) for n in lengths]
+
+    def batches(**kwargs):
+        data = classifier.text_dataset(texts, list(range(8)), batch_size=2, **kwargs)
+        return [sorted(lengths[i] for i in y.numpy()) for _, y in data]
+
+    assert batches(shuffle=False) == [[1, 9], [2, 8], [3, 7], [4, 6]]
+    grouped = batches(shuffle=True, group_by_length=True)
+    assert sorted(grouped) == [[1, 2], [3, 4], [6, 7], [8, 9]]  # each text once, alike paired
+    history = classifier.fit(texts, list(range(8)), batch_size=2, group_by_length=True,
+                             verbose=0)
+    assert np.isfinite(history.history["loss"][0]) and int(classifier.optimizer.iterations) == 4
+    with pytest.raises(TaskInputError, match="group_by_length applies to lists and arrays"):
+        classifier.fit(tf.data.Dataset.from_tensor_slices((texts, list(range(8)))).batch(2),
+                       group_by_length=True)

@@ -35,11 +35,12 @@ def _first_piece_argmax(tagger, words, preprocessor=None):
     return rows
 
 
-def test_fit_learns_a_word_rule_and_predictions_align_with_words(tiny_dir):
+def test_fit_learns_a_word_rule_in_length_grouped_batches_and_predictions_align(tiny_dir):
     tagger = TokenClassifier.from_pretrained(tiny_dir, num_classes=2, label_names=["O", "C"])
     tagger.compile(optimizer=keras.optimizers.Adam(3e-3))
     words, labels = _sentences(48)
-    history = tagger.fit(words, labels, batch_size=8, epochs=6, verbose=0)
+    history = tagger.fit(words, labels, batch_size=8, epochs=6, group_by_length=True,
+                         verbose=0)
     assert history.history["loss"][-1] < 0.3 * history.history["loss"][0], history.history
     test_words, test_labels = _sentences(8, seed=1)
     texts = [" ".join(sentence) for sentence in test_words]  # whitespace text works too
