@@ -21,7 +21,7 @@ WINDOW_BATCHES = 64
 
 
 def length_sorted_batches(dataset, length_fn, batch_size, window_batches=WINDOW_BATCHES,
-                          drop_remainder=False, seed=None):
+                          drop_remainder=False, seed=None, count=None):
     """Batches `dataset` (of single elements) so that each batch holds elements of like length.
 
     Args:
@@ -35,6 +35,9 @@ def length_sorted_batches(dataset, length_fn, batch_size, window_batches=WINDOW_
       seed: None keeps the windows' sorted order (each window from shortest to longest); an int
         shuffles the batches within a buffer of `window_batches` batches, seeded, reshuffled
         each iteration.
+      count: the number of elements of a finite `dataset`, if known: the batches then carry
+        their cardinality, which `flat_map` loses (Keras's `fit` then knows its steps instead
+        of running into the end of the data).
 
     Returns:
       A dataset of batches (the elements' structure with a leading batch axis).
@@ -54,6 +57,10 @@ def length_sorted_batches(dataset, length_fn, batch_size, window_batches=WINDOW_
     dataset = dataset.batch(batch_size * window_batches).map(sort).flat_map(cut)
     if seed is not None:
         dataset = dataset.shuffle(window_batches, seed=seed, reshuffle_each_iteration=True)
+    if count is not None:
+        # Windows hold whole batches but the last, so only the end has a partial one.
+        batches = count // batch_size if drop_remainder else -(-count // batch_size)
+        dataset = dataset.apply(tf.data.experimental.assert_cardinality(batches))
     return dataset
 
 

@@ -68,9 +68,9 @@ class MaskedLM(UnlabelledTextTask, BertPretrainer):
         if self._takes_ids(x):
             return super().predict(x, batch_size=batch_size, **kwargs)
         texts = list(text_columns(x, text_pair=False)[0])
-        return fill_mask(self, texts, top_k=top_k or self.top_k,
-                         vocab_file=self.preprocessor.vocab_file,
-                         lower_case=self.preprocessor.lower_case)
+        with self.preprocessor.vocab_path() as vocab_file:
+            return fill_mask(self, texts, top_k=top_k or self.top_k, vocab_file=vocab_file,
+                             lower_case=self.preprocessor.lower_case)
 
     def fit(self, x=None, y=None, **kwargs):
         if not self._takes_ids(x):

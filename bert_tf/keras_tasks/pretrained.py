@@ -46,6 +46,8 @@ class Pretrained:
       info: the model directory's `model_info.json` ({} for other layouts).
       heads: the pretraining heads the checkpoint holds, keyed as
         `BertPretrainer.checkpoint_items()` (`masked_lm`, `next_sentence`); {} unless asked.
+      model_dir: the folder when it is a model directory (fine-tuned heads are read from
+        it), else None.
     """
 
     encoder: BertEncoder
@@ -54,6 +56,7 @@ class Pretrained:
     max_seq_length: int
     info: dict
     heads: dict = dataclasses.field(default_factory=dict)
+    model_dir: str = None
 
 
 def _exists(folder, name):
@@ -81,7 +84,7 @@ def _model_dir_models(folder, heads):
 
 
 def _read(folder, do_lower_case, heads):
-    """(encoder, heads, vocab_file, lower_case, info) of the layout `folder` has."""
+    """(encoder, heads, vocab_file, lower_case, info, model_dir or None) of `folder`'s layout."""
     if os.path.isfile(folder + ".index"):  # a google-research checkpoint prefix
         folder, prefix = os.path.dirname(folder), folder
     else:
@@ -90,20 +93,20 @@ def _read(folder, do_lower_case, heads):
             folder, model_dir_lib.CHECKPOINT_PREFIX + ".index"):
         vocab_file, lower_case = model_dir_lib.resolve_lower_case(folder, do_lower_case)
         return (*_model_dir_models(folder, heads), vocab_file, lower_case,
-                model_dir_lib.read_model_info(folder))
+                model_dir_lib.read_model_info(folder), folder)
     if _exists(folder, CONFIG_FILE) and (_exists(folder, WEIGHTS_FILE)
                                          or _exists(folder, WEIGHTS_FILE + ".index.json")):
         vocab_file = _require_vocab(folder)
         lower_case = choose_lower_case(vocab_file, recorded_lower_case(folder),
                                        os.path.join(folder, TOKENIZER_CONFIG_FILE), do_lower_case)
         _, encoder, head_layers = load_huggingface_models(folder)
-        return encoder, head_layers, vocab_file, lower_case, {}
+        return encoder, head_layers, vocab_file, lower_case, {}, None
     if os.path.isfile(prefix + ".index"):
         vocab_file = _require_vocab(folder)
         lower_case = choose_lower_case(vocab_file, do_lower_case=do_lower_case)
         _, encoder, head_layers = load_google_research_models(
             prefix, os.path.join(folder, model_dir_lib.CONFIG_NAME))
-        return encoder, head_layers, vocab_file, lower_case, {}
+        return encoder, head_layers, vocab_file, lower_case, {}, None
     if not os.path.exists(folder):
         raise FileNotFoundError(f"No such checkpoint folder: {folder}")
     raise CheckpointError(
@@ -129,8 +132,10 @@ def load_pretrained(folder, max_seq_length=None, do_lower_case=None, heads=False
         that contradicts the folder's record.
     """
     folder = os.fspath(folder).rstrip(os.sep) or os.sep
-    encoder, head_layers, vocab_file, lower_case, info = _read(folder, do_lower_case, heads)
+    encoder, head_layers, vocab_file, lower_case, info, model_dir = _read(
+        folder, do_lower_case, heads)
     if max_seq_length is None:
         max_seq_length = info.get("max_seq_length") or min(
             DEFAULT_MAX_SEQ_LENGTH, encoder.config.max_position_embeddings)
-    return Pretrained(encoder, vocab_file, lower_case, max_seq_length, info, head_layers)
+    return Pretrained(encoder, vocab_file, lower_case, max_seq_length, info, head_layers,
+                      model_dir)

@@ -46,14 +46,19 @@ class TextClassifier(TextTask, BertClassifier):
         self.compile()
 
     @classmethod
-    def from_pretrained(cls, folder, num_classes, text_pair=False, max_seq_length=None,
+    def from_pretrained(cls, folder, num_classes=None, text_pair=False, max_seq_length=None,
                         do_lower_case=None, padding="longest", **kwargs):
         """A classifier on the encoder of any checkpoint folder bert_tf reads.
+
+        A model directory of a fine-tuned classifier (`save_model_dir`, `run_classifier`)
+        gives its head back too when `num_classes` is None or the same; another
+        `num_classes` starts a new head, with a warning (`labelled_from_pretrained`).
 
         Args:
           folder: a model directory, a Hugging Face folder or a google-research checkpoint
             folder (`keras_tasks.pretrained`).
-          num_classes, text_pair: as the constructor's.
+          num_classes: as the constructor's; None takes a fine-tuned folder's.
+          text_pair: as the constructor's.
           max_seq_length: the longest packed sequence; default the folder's, else 128.
           do_lower_case: checked against the folder's casing; None takes it.
           padding: the preprocessor's: "longest" (default), "buckets" or "fixed".
@@ -61,12 +66,11 @@ class TextClassifier(TextTask, BertClassifier):
 
         Raises:
           FileNotFoundError, CheckpointError: an unreadable folder or contradicting casing.
-          TaskInputError: `max_seq_length` above the model's position embeddings.
+          TaskInputError: `max_seq_length` above the model's position embeddings, or no
+            `num_classes` for a folder without a fine-tuned classifier head.
         """
-        encoder, preprocessor, _ = cls.pretrained_parts(folder, max_seq_length, do_lower_case,
-                                                        padding)
-        return cls(encoder, num_classes, preprocessor=preprocessor, text_pair=text_pair,
-                   **kwargs)
+        return cls.labelled_from_pretrained(folder, num_classes, max_seq_length, do_lower_case,
+                                            padding, text_pair=text_pair, **kwargs)
 
     def task_config(self):
         return {**super().task_config(), **self.text_task_config(),

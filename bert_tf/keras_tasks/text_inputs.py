@@ -15,6 +15,7 @@ Example:
 import numpy as np
 import tensorflow as tf
 
+from bert_tf.data.length_bucketing import length_sorted_batches
 from bert_tf.errors import UserError
 
 DEFAULT_BATCH_SIZE = 32
@@ -99,7 +100,8 @@ def _split_element(spec, text_pair):
 
 
 def text_dataset(preprocessor, x, y=None, sample_weight=None, batch_size=None, shuffle=False,
-                 text_pair=False, check_labels=None, check_label_spec=None, seed=None):
+                 text_pair=False, check_labels=None, check_label_spec=None, seed=None,
+                 group_by_length=False):
     """A batched dataset of `(ids dict[, y[, sample_weight]])` from raw-text `x`.
 
     Args:
@@ -111,10 +113,13 @@ def text_dataset(preprocessor, x, y=None, sample_weight=None, batch_size=None, s
       check_labels: `y -> numpy labels`, raising `TaskInputError` on wrong type or range.
       check_label_spec: `TensorSpec -> None`, the same check for a dataset's labels.
       seed: shuffle seed.
+      group_by_length: batch lists and arrays by WordPiece length within windows
+        (`data.length_bucketing`, as the entry points' training batches), then shuffle the
+        batches when `shuffle`: less padding, each text still once per epoch.
 
     Raises:
       TaskInputError: see `text_columns`; labels refused by `check_labels`; a dataset of other
-        elements, or `batch_size` with a dataset.
+        elements, `batch_size` or `group_by_length` with a dataset.
     """
     def preprocess(texts, *rest):
         return (preprocessor(texts), *rest)
@@ -123,6 +128,9 @@ def text_dataset(preprocessor, x, y=None, sample_weight=None, batch_size=None, s
         if y is not None or sample_weight is not None:
             raise TaskInputError("With a dataset, labels come from the dataset: drop `y` and "
                                  "`sample_weight`.")
+        if group_by_length:
+            raise TaskInputError("group_by_length applies to lists and arrays; a dataset comes "
+                                 "batched already (group it with bucket_by_sequence_length).")
         _, rest = _split_element(x.element_spec, text_pair)
         if rest and check_label_spec is not None:
             check_label_spec(x.element_spec[1])
@@ -144,6 +152,14 @@ def text_dataset(preprocessor, x, y=None, sample_weight=None, batch_size=None, s
     dataset = tf.data.Dataset.from_tensor_slices(tuple(entries))
     if shuffle:
         dataset = dataset.shuffle(size, seed=seed)
-    dataset = dataset.batch(batch_size or DEFAULT_BATCH_SIZE)
+    if group_by_length:
+        def lengths(window):  # WordPieces per text (both texts of a pair)
+            texts = window[0] if text_pair else (window[0],)
+            return sum(preprocessor.tokenize(t).merge_dims(1, -1).row_lengths() for t in texts)
+
+        dataset = length_sorted_batches(dataset, lengths, batch_size or DEFAULT_BATCH_SIZE,
+                                        seed=(seed or 0) if shuffle else None, count=size)
+    else:
+        dataset = dataset.batch(batch_size or DEFAULT_BATCH_SIZE)
     return dataset.map(preprocess, num_parallel_calls=tf.data.AUTOTUNE).prefetch(
         tf.data.AUTOTUNE)

@@ -14,8 +14,11 @@ import tempfile
 
 import keras
 import numpy as np
+import tensorflow as tf
+from absl import logging
 
-from bert_tf.checkpoints.model_dir import refuse_existing, write_model_dir
+from bert_tf.checkpoints.model_dir import (
+    model_checkpoint_path, refuse_existing, restore_model_dir, write_model_dir)
 from bert_tf.export import export_saved_model
 from bert_tf.keras_tasks.pretrained import load_pretrained
 from bert_tf.keras_tasks.text_inputs import TaskInputError, text_dataset
@@ -25,6 +28,8 @@ from bert_tf.training.optimization import NO_WEIGHT_DECAY, FusedAdamW
 # keras-hub's fine-tuning learning rate for its BERT task models.
 DEFAULT_LEARNING_RATE = 5e-5
 DEFAULT_WEIGHT_DECAY = 0.01
+# A fine-tuned head in a model directory's checkpoint; its bias length is the class count.
+HEAD_BIAS = "head/bias/.ATTRIBUTES/VARIABLE_VALUE"
 
 
 def check_preprocessor(encoder, preprocessor):
@@ -39,6 +44,17 @@ def check_preprocessor(encoder, preprocessor):
         raise TaskInputError(
             f"max_seq_length={preprocessor.seq_length} is above the model's "
             f"max_position_embeddings={max_length}; pass max_seq_length <= {max_length}.")
+
+
+def saved_head_classes(pretrained, head):
+    """The class count of a fine-tuned `head` (`model_dir.HEADS`) in the folder, else None.
+
+    Only a model directory recording that head (`save_model_dir`, `run_classifier`) has one.
+    """
+    if pretrained.model_dir is None or pretrained.info.get("head") != head:
+        return None
+    shapes = dict(tf.train.list_variables(model_checkpoint_path(pretrained.model_dir)))
+    return shapes[HEAD_BIAS][0] if HEAD_BIAS in shapes else None
 
 
 def default_optimizer():
@@ -68,6 +84,43 @@ class TextTask:
                                         seq_length=pretrained.max_seq_length, padding=padding)
         check_preprocessor(pretrained.encoder, preprocessor)
         return pretrained.encoder, preprocessor, pretrained
+
+    @classmethod
+    def labelled_from_pretrained(cls, folder, num_classes=None, max_seq_length=None,
+                                 do_lower_case=None, padding="longest", **kwargs):
+        """`from_pretrained` of a task with a class head (`num_classes`, `label_names`).
+
+        A model directory holding this task's fine-tuned head gives it back, weights and label
+        names, when `num_classes` is None or equal to its size, as Hugging Face's
+        `from_pretrained` does on a fine-tuned folder; another `num_classes` gets a fresh
+        head, with a logged warning (keras-hub's `from_preset(..., num_classes=...)`, Hugging
+        Face's `ignore_mismatched_sizes=True`): fine-tuning a fine-tuned model for a new
+        label set is a normal thing to do.
+
+        Raises:
+          TaskInputError: `num_classes` is None and the folder holds no such head.
+        """
+        encoder, preprocessor, pretrained = cls.pretrained_parts(
+            folder, max_seq_length, do_lower_case, padding)
+        saved = saved_head_classes(pretrained, cls.model_dir_head)
+        if num_classes is None:
+            if saved is None:
+                raise TaskInputError(f"{folder} holds no fine-tuned {cls.model_dir_head} head "
+                                     "to restore: pass num_classes for a new one.")
+            num_classes = saved
+        if saved == num_classes and kwargs.get("label_names") is None:
+            names = pretrained.info.get("label_names")
+            # save_model_dir writes "0", "1", ... for a model without names.
+            if names and names != [str(i) for i in range(num_classes)]:
+                kwargs["label_names"] = names
+        model = cls(encoder, num_classes, preprocessor=preprocessor, **kwargs)
+        if saved == num_classes:
+            restore_model_dir(pretrained.model_dir, head=model.head)
+        elif saved is not None:
+            logging.warning("%s holds a fine-tuned %s head of %d classes; num_classes=%d gets a "
+                            "new, untrained head.", folder, cls.model_dir_head, saved,
+                            num_classes)
+        return model
 
     def text_task_config(self):
         """The preprocessor and text_pair entries of `get_config()`."""
@@ -117,22 +170,30 @@ class TextTask:
         raise NotImplementedError
 
     def _takes_ids(self, x):
+        # A dataset of ids too: Keras's `fit` calls `evaluate` on the validation batches it
+        # was given, which are already tokenized.
+        if isinstance(x, tf.data.Dataset):
+            x = x.element_spec[0] if isinstance(x.element_spec, tuple) else x.element_spec
         return self.preprocessor is None or isinstance(x, dict)
 
-    def text_dataset(self, x, y=None, sample_weight=None, batch_size=None, shuffle=False):
+    def text_dataset(self, x, y=None, sample_weight=None, batch_size=None, shuffle=False,
+                     group_by_length=False):
         """The batched `tf.data` pipeline `fit`/`evaluate`/`predict` run on (`text_inputs`)."""
         return text_dataset(self.preprocessor, x, y, sample_weight, batch_size, shuffle,
-                            self.text_pair, self.check_labels, self.check_label_spec)
+                            self.text_pair, self.check_labels, self.check_label_spec,
+                            group_by_length=group_by_length)
 
     def fit(self, x=None, y=None, batch_size=None, sample_weight=None, validation_data=None,
-            shuffle=True, **kwargs):
+            shuffle=True, group_by_length=False, **kwargs):
+        """Keras `fit` on raw texts; `group_by_length=True` batches texts of like length
+        (`text_inputs.text_dataset`) for less padding, as the entry points' training does."""
         if self._takes_ids(x):
             return super().fit(x, y, batch_size=batch_size, sample_weight=sample_weight,
                                validation_data=validation_data, shuffle=shuffle, **kwargs)
         if kwargs.get("validation_split"):
             raise TaskInputError("validation_split does not apply to raw texts; pass "
                                  "validation_data=(texts, labels).")
-        data = self.text_dataset(x, y, sample_weight, batch_size, shuffle)
+        data = self.text_dataset(x, y, sample_weight, batch_size, shuffle, group_by_length)
         if validation_data is not None:
             if not hasattr(validation_data, "element_spec"):
                 validation_data = self.text_dataset(*validation_data, batch_size=batch_size)
@@ -173,9 +234,9 @@ class TextTask:
         info = dict(self.model_dir_extras(), head=self.model_dir_head,
                     do_lower_case=self.preprocessor.lower_case,
                     max_seq_length=self.preprocessor.seq_length, source="keras_task")
-        return write_model_dir(model_dir, self.encoder.config,
-                               vocab_file=self.preprocessor.vocab_file, info=info,
-                               **self.checkpoint_items())
+        with self.preprocessor.vocab_path() as vocab_file:
+            return write_model_dir(model_dir, self.encoder.config, vocab_file=vocab_file,
+                                   info=info, **self.checkpoint_items())
 
     def export(self, export_dir, **kwargs):
         """Exports a raw-text SavedModel for TF Serving via `bert_tf.export.export_saved_model`.

@@ -4,6 +4,7 @@ import keras
 import numpy as np
 import tensorflow as tf
 
+from bert_tf.data.length_bucketing import length_sorted_batches
 from bert_tf.keras_tasks.text_inputs import DEFAULT_BATCH_SIZE, TaskInputError
 from bert_tf.keras_tasks.text_task import TextTask, check_preprocessor
 from bert_tf.models import BertTokenClassifier
@@ -30,6 +31,55 @@ def _word_lists(x):
     return sentences
 
 
+def _is_string(spec):
+    return isinstance(spec, (tf.TensorSpec, tf.RaggedTensorSpec)) and spec.dtype == tf.string
+
+
+def _rows(batch):
+    """A dense or ragged batch as Python rows, bytes decoded: texts or lists of words/labels."""
+    rows = batch.to_list() if isinstance(batch, tf.RaggedTensor) else batch.numpy().tolist()
+
+    def decoded(item):
+        if isinstance(item, bytes):
+            return item.decode("utf-8")
+        return [decoded(i) for i in item] if isinstance(item, list) else item
+
+    return [decoded(row) for row in rows]
+
+
+def read_word_dataset(dataset):
+    """`(x, y or None, batch size)` as lists, read from a batched dataset of words.
+
+    Elements: `words` or `(words, labels)`; words string `[B, (W)]` (ragged or dense, e.g.
+    `ragged_batch`) or whitespace texts `[B]`; labels int `[B, (W)]`. The dataset is read
+    whole: the word-to-piece alignment is `tasks.conll`'s (run_ner's), which works on lists.
+
+    Raises:
+      TaskInputError: other elements, unbatched words, or an infinite (repeated) dataset.
+    """
+    spec = dataset.element_spec
+    x_spec, y_spec = spec if isinstance(spec, tuple) and len(spec) == 2 else (spec, None)
+    if y_spec is not None and y_spec.shape.rank == 1 and _is_string(x_spec):
+        raise TaskInputError("Dataset words must come in batches of shape [B, (words)]; "
+                             f"they are {x_spec}. Batch first, e.g. dataset.ragged_batch(32).")
+    if (not _is_string(x_spec) or x_spec.shape.rank not in (1, 2)
+            or (y_spec is not None and (not y_spec.dtype.is_integer or y_spec.shape.rank != 2))):
+        raise TaskInputError(
+            "A TokenClassifier dataset must yield words (string [B, (words)], e.g. "
+            "ragged_batch, or whitespace texts [B]) or (words, label ids int [B, (words)]); "
+            f"its elements are {spec}.")
+    if dataset.cardinality() == tf.data.INFINITE_CARDINALITY:
+        raise TaskInputError("The dataset of words repeats forever; TokenClassifier reads it "
+                             "whole, so pass it without repeat() and set epochs= instead.")
+    words, labels, batch_size = [], [], None
+    for element in dataset:
+        batch_words = _rows(element[0] if y_spec is not None else element)
+        batch_size = batch_size or len(batch_words)
+        words += batch_words
+        labels += _rows(element[1]) if y_spec is not None else []
+    return words, labels if y_spec is not None else None, batch_size
+
+
 def _trimmed(inputs, *rest):
     """The batch cut to its longest sentence: batches are padded to their longest."""
     width = tf.reduce_max(tf.reduce_sum(inputs["input_mask"], axis=1))
@@ -42,7 +92,8 @@ class TokenClassifier(TextTask, BertTokenClassifier):
     """Labels each word: `fit(word_lists, label_id_lists)`, `predict(word_lists)` -> a label
     per word (ids, or names when `label_names` are given).
 
-    Texts may be given as whitespace-separated strings. As in the paper (§5.3) and
+    Texts may be given as whitespace-separated strings, and words and labels as a batched
+    `tf.data.Dataset` (`read_word_dataset`). As in the paper (§5.3) and
     `run_ner.py`, each word's label sits on its first WordPiece; the other pieces are ignored
     by the loss (`tasks.conll` does the alignment). Compiled with AdamW at 5e-5 and sparse
     cross-entropy over the labelled pieces; `compile()` overrides.
@@ -76,12 +127,13 @@ class TokenClassifier(TextTask, BertTokenClassifier):
         self.compile()
 
     @classmethod
-    def from_pretrained(cls, folder, num_classes, max_seq_length=None, do_lower_case=None,
+    def from_pretrained(cls, folder, num_classes=None, max_seq_length=None, do_lower_case=None,
                         **kwargs):
-        """A token classifier on the encoder of any checkpoint folder bert_tf reads (see
-        `TextClassifier.from_pretrained`); `kwargs`: the constructor's."""
-        encoder, preprocessor, _ = cls.pretrained_parts(folder, max_seq_length, do_lower_case)
-        return cls(encoder, num_classes, preprocessor=preprocessor, **kwargs)
+        """A token classifier on the encoder of any checkpoint folder bert_tf reads, with a
+        fine-tuned model directory's head and label names when `num_classes` is None or the
+        same (see `TextClassifier.from_pretrained`); `kwargs`: the constructor's."""
+        return cls.labelled_from_pretrained(folder, num_classes, max_seq_length, do_lower_case,
+                                            **kwargs)
 
     def task_config(self):
         return {**super().task_config(),
@@ -130,36 +182,66 @@ class TokenClassifier(TextTask, BertTokenClassifier):
             checked.append([int(label) for label in labels])
         return checked
 
-    def check_label_spec(self, spec):
-        raise TaskInputError("TokenClassifier takes word lists and label lists, not a dataset.")
-
-    def _dataset(self, features, batch_size, shuffle=False, labels=True):
+    def _dataset(self, features, batch_size, shuffle=False, labels=True, group_by_length=False):
         entries = (features.model_inputs(),) + ((features.label_ids,) if labels else ())
         dataset = tf.data.Dataset.from_tensor_slices(entries)
         if shuffle:
             dataset = dataset.shuffle(len(features.label_ids))
-        return dataset.batch(batch_size or DEFAULT_BATCH_SIZE).map(_trimmed)
+        batch_size = batch_size or DEFAULT_BATCH_SIZE
+        if group_by_length:
+            dataset = length_sorted_batches(
+                dataset, lambda window: tf.reduce_sum(window[0]["input_mask"], axis=1),
+                batch_size, seed=0 if shuffle else None, count=len(features.label_ids))
+        else:
+            dataset = dataset.batch(batch_size)
+        return dataset.map(_trimmed)
 
-    def fit(self, x=None, y=None, batch_size=None, shuffle=True, **kwargs):
+    def _word_batches(self, x, y=None, batch_size=None, shuffle=False, labels=True,
+                      group_by_length=False):
+        """`(word lists, conll features, their batched dataset)` of lists or a dataset."""
+        if isinstance(x, tf.data.Dataset):
+            if y is not None or batch_size is not None:
+                raise TaskInputError("With a dataset, labels and batches come from the "
+                                     "dataset: drop `y` and `batch_size`.")
+            x, y, batch_size = read_word_dataset(x)
+        words, features = self._features(x, y)
+        return words, features, self._dataset(features, batch_size, shuffle, labels,
+                                              group_by_length)
+
+    def fit(self, x=None, y=None, batch_size=None, validation_data=None, shuffle=True,
+            group_by_length=False, **kwargs):
+        """Keras `fit` on word lists or texts with label-id lists, or on a dataset of them
+        (`read_word_dataset`: read into memory, so `shuffle` and `group_by_length` apply to
+        it as to lists); `validation_data`: `(words, labels)` or such a dataset.
+        `group_by_length=True` batches sentences of like length (`data.length_bucketing`)."""
         if self._takes_ids(x):
-            return super().fit(x, y, batch_size=batch_size, shuffle=shuffle, **kwargs)
-        data = self._dataset(self._features(x, y)[1], batch_size, shuffle)
-        return super(TextTask, self).fit(data, shuffle=False, **kwargs)
+            return super().fit(x, y, batch_size=batch_size, validation_data=validation_data,
+                               shuffle=shuffle, **kwargs)
+        data = self._word_batches(x, y, batch_size, shuffle, group_by_length=group_by_length)[2]
+        if isinstance(validation_data, tf.data.Dataset):
+            validation_data = self._word_batches(validation_data)[2]
+        elif validation_data is not None:
+            if len(validation_data) != 2:
+                raise TaskInputError("validation_data must be (word lists, label lists) or a "
+                                     "dataset of them.")
+            validation_data = self._word_batches(*validation_data, batch_size=batch_size)[2]
+        return super(TextTask, self).fit(data, validation_data=validation_data, shuffle=False,
+                                         **kwargs)
 
     def evaluate(self, x=None, y=None, batch_size=None, **kwargs):
         if self._takes_ids(x):
             return super().evaluate(x, y, batch_size=batch_size, **kwargs)
-        data = self._dataset(self._features(x, y)[1], batch_size)
-        return super(TextTask, self).evaluate(data, **kwargs)
+        return super(TextTask, self).evaluate(self._word_batches(x, y, batch_size)[2], **kwargs)
 
     def predict(self, x, batch_size=None, **kwargs):
-        """Per-word labels (ids, or names with `label_names`) for raw words; Keras's logits
-        for ids. Words past `seq_length` WordPieces get label 0."""
+        """Per-word labels (ids, or names with `label_names`) for raw words (lists or a dataset,
+        as `fit` takes them); Keras's logits for ids. Words past `seq_length` WordPieces get
+        label 0."""
         if self._takes_ids(x):
             return super().predict(x, batch_size=batch_size, **kwargs)
-        words, features = self._features(x)
+        words, features, batches = self._word_batches(x, batch_size=batch_size, labels=False)
         # Batches differ in width, so they are not concatenated: each row keeps its words.
-        best = [row for (inputs,) in self._dataset(features, batch_size, labels=False)
+        best = [row for (inputs,) in batches
                 for row in np.argmax(self.predict_on_batch(inputs), axis=-1)]
         labels = [[int(i) for i in best[row][first_piece]]
                   + [0] * (len(sentence) - len(first_piece))

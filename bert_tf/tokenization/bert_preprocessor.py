@@ -1,5 +1,6 @@
 """BERT preprocessing in-graph: raw text (one segment or a pair) -> the three encoder inputs."""
 
+import contextlib
 import os
 import shutil
 import tempfile
@@ -9,6 +10,7 @@ import tensorflow as tf
 import tensorflow_text as text
 
 from bert_tf.tokenization import bert_tokenizer
+from bert_tf.tokenization import vocab as vocab_lib
 
 VOCAB_ASSET = "vocab.txt"  # the vocab's name among a `.keras` file's assets
 
@@ -103,7 +105,8 @@ class BertPreprocessor(keras.layers.Layer):
     keras-hub does, so loading does not need `vocab_file` to be where it was.
 
     Args:
-      vocab_file: google-research `vocab.txt`; None only while `load_assets` is to set it.
+      vocab_file: google-research `vocab.txt`; None once `load_assets` has read the vocab from
+        a `.keras` file (it is then held in memory; `vocab_path()` writes it out).
       lower_case: uncased model (lower-case + strip accents).
       seq_length: the longest packed sequence, and the width of "fixed".
       padding: "fixed", "longest" or "buckets".
@@ -129,6 +132,7 @@ class BertPreprocessor(keras.layers.Layer):
             raise ValueError(f"bucket_lengths must increase and end at seq_length={seq_length}; "
                              f"got {bucket_lengths}.")
         self.vocab_file = vocab_file
+        self._vocab_bytes = None  # the vocab, when `load_assets` read it from a `.keras` file
         self.lower_case = lower_case
         self.seq_length = seq_length
         self.padding = padding
@@ -202,19 +206,36 @@ class BertPreprocessor(keras.layers.Layer):
         size_a = tf.shape(text_a, out_type=tf.int64)[0]
         return self.bert_pack_inputs([ids[:size_a], ids[size_a:]])
 
+    @contextlib.contextmanager
+    def vocab_path(self):
+        """Yields a path of the vocab file for code that reads one: `vocab_file`, or (vocab
+        loaded from a `.keras` file) a temporary copy of the stored bytes, removed on exit."""
+        if self._vocab_bytes is None:
+            yield self.vocab_file
+            return
+        with tempfile.TemporaryDirectory(prefix="bert_tf_vocab_") as folder:
+            path = os.path.join(folder, VOCAB_ASSET)
+            with open(path, "wb") as f:
+                f.write(self._vocab_bytes)
+            yield path
+
     def save_assets(self, dir_path):
-        shutil.copyfile(self.vocab_file, os.path.join(dir_path, VOCAB_ASSET))
+        with self.vocab_path() as vocab_file:
+            shutil.copyfile(vocab_file, os.path.join(dir_path, VOCAB_ASSET))
 
     def load_assets(self, dir_path):
-        # Keras deletes `dir_path` after loading; the vocab must outlive it (the tokenizer,
-        # `save_model_dir` and fill-mask read the file), so it is copied to a folder of its own.
-        kept = os.path.join(tempfile.mkdtemp(prefix="bert_tf_vocab_"), VOCAB_ASSET)
-        shutil.copyfile(os.path.join(dir_path, VOCAB_ASSET), kept)
-        self.vocab_file = kept
+        # Keras deletes `dir_path` after loading. FastWordpieceTokenizer builds its table from
+        # the tokens in memory, so the vocab is kept as bytes (written out by `vocab_path` for
+        # a model directory or fill-mask) and no file is left behind.
+        asset = os.path.join(dir_path, VOCAB_ASSET)
+        with open(asset, "rb") as f:
+            self._vocab_bytes = f.read()
+        self.vocab_file = None
         # Keras locks a built layer's sub-layers; it unlocks the same way to untrack variables.
         locked = self._tracker.locked
         self._tracker.unlock()
-        self.tokenizer = bert_tokenizer.BertTokenizer(kept, lower_case=self.lower_case)
+        self.tokenizer = bert_tokenizer.BertTokenizer(
+            asset, lower_case=self.lower_case, vocab=vocab_lib.load_vocab(asset))
         if locked:
             self._tracker.lock()
 

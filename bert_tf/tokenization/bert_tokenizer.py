@@ -32,9 +32,10 @@ class BertTokenizer(keras.layers.Layer):
     tensors (e.g. after `ds.batch()`); one line at a time, Hugging Face `tokenizers` is faster.
 
     Args:
-      vocab_file: google-research `vocab.txt`.
+      vocab_file: google-research `vocab.txt`; only named in messages when `vocab` is given.
       lower_case: lower-case and strip accents (uncased models); a warning is logged when the
         vocab's casing disagrees.
+      vocab: the vocab's tokens (index = id), when already read; the file is then not opened.
 
     Example:
     >>> tokenizer = BertTokenizer(vocab_file)  # doctest: +SKIP
@@ -42,11 +43,12 @@ class BertTokenizer(keras.layers.Layer):
     <tf.RaggedTensor [[[7592], [1010], [2088], [999]]]>
     """
 
-    def __init__(self, vocab_file, lower_case=True, **kwargs):
+    def __init__(self, vocab_file, lower_case=True, vocab=None, **kwargs):
         super().__init__(**kwargs)
-        self.vocab_file = os.fspath(vocab_file)
+        self.vocab_file = None if vocab_file is None else os.fspath(vocab_file)
         self.lower_case = lower_case
-        vocab = vocab_lib.load_vocab(self.vocab_file)
+        if vocab is None:
+            vocab = vocab_lib.load_vocab(self.vocab_file)
         vocab_lib.check_case_matches_vocab(vocab, lower_case, self.vocab_file)
         self.vocab_size = len(vocab)
         ids = vocab_lib.special_token_ids(vocab)

@@ -100,3 +100,11 @@ def test_trim_to_longest_cuts_only_padding():
     assert trim_to_longest(longer)["input_mask"].shape == (3, 24)  # 17 rounded up to 24
     assert trim_to_longest(longer, "buckets")["input_mask"].shape == (3, 32)  # buckets 16, 32
     assert trim_to_longest(features, "buckets")["input_mask"].shape == (3, 16)
+
+
+@pytest.mark.parametrize("count, drop_remainder", [(N, False), (N - 3, False), (N - 3, True)])
+def test_count_gives_the_batches_their_true_cardinality(lengths, count, drop_remainder):
+    dataset = tf.data.Dataset.from_tensor_slices(lengths[:count])
+    batches = length_sorted_batches(dataset, lambda e: e, BATCH, window_batches=WINDOW,
+                                    drop_remainder=drop_remainder, seed=0, count=count)
+    assert int(batches.cardinality()) == sum(1 for _ in batches)  # assert_cardinality checks

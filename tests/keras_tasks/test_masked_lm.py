@@ -3,11 +3,14 @@
 import os
 
 import keras
+import numpy as np
 import pytest
+import tensorflow as tf
 
 from bert_tf.checkpoints.model_dir import CheckpointError
 from bert_tf.inference import fill_mask
 from bert_tf.keras_tasks import MaskedLM, TaskInputError
+from tests.keras_tasks.conftest import TEXTS, fit_under
 
 HF_MASKED_LM = os.path.join(os.path.dirname(os.path.dirname(__file__)), "testdata",
                             "tiny_hf_masked_lm")
@@ -60,3 +63,24 @@ def test_model_dir_is_what_fill_mask_reads(tmp_path):
     mlm.save_model_dir(str(tmp_path / "mlm"))
     assert (_as_tuples(fill_mask(str(tmp_path / "mlm"), MASKED, top_k=3))
             == _as_tuples(mlm.predict(MASKED)))
+
+
+@pytest.mark.parametrize("setting", ["mixed_bfloat16", "mirrored"])
+def test_a_fit_step_in_bfloat16_and_under_mirrored_strategy(setting):
+    def build():
+        mlm = MaskedLM.from_pretrained(HF_MASKED_LM)
+        mlm.compile(loss={"mlm_logits": keras.losses.SparseCategoricalCrossentropy(
+            from_logits=True)})
+        return mlm
+
+    def fit(mlm):
+        ids = {k: v.numpy() for k, v in mlm.preprocessor(tf.constant(TEXTS)).items()}
+        positions = np.tile(np.array([[1, 2]], np.int32), (len(TEXTS), 1))
+        targets = np.take_along_axis(ids["input_word_ids"], positions, axis=1)
+        np.put_along_axis(ids["input_word_ids"], positions, mlm.preprocessor.tokenizer.mask_id,
+                          axis=1)
+        return mlm.fit(dict(ids, masked_lm_positions=positions), {"mlm_logits": targets},
+                       batch_size=4, verbose=0)
+
+    mlm, _ = fit_under(setting, build, fit)
+    assert mlm.optimizer.iterations.numpy() == 2  # two global batches of 4

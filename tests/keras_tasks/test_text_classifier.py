@@ -13,6 +13,7 @@ from bert_tf.dtype_policy import policy_scope
 from bert_tf.export.restored_model import restore_model
 from bert_tf.keras_tasks import TaskInputError, TextClassifier
 from bert_tf.tokenization.bert_preprocessor import BertPreprocessor
+from bert_tf.training.distribution import get_strategy
 from tests.keras_tasks.conftest import LABELS, TEXTS
 
 
@@ -45,11 +46,13 @@ def test_fit_on_strings_learns_and_compile_overrides_the_defaults(tiny_dir):
     assert float(classifier.optimizer.learning_rate) == pytest.approx(5e-5)
     classifier.compile(optimizer=keras.optimizers.Adam(3e-3))  # loss and metrics stay "auto"
     history = classifier.fit(np.array(TEXTS * 4), np.array(LABELS * 4), batch_size=8,
-                             epochs=15, verbose=0)
+                             epochs=15, validation_data=(TEXTS, LABELS), validation_freq=15,
+                             verbose=0)
     losses = history.history["loss"]
     assert losses[-1] < 0.5 * losses[0], losses
-    _, accuracy = classifier.evaluate(TEXTS, LABELS, verbose=0)
+    loss, accuracy = classifier.evaluate(TEXTS, LABELS, verbose=0)
     assert accuracy == 1.0
+    assert history.history["val_loss"][-1] == pytest.approx(loss, abs=1e-6)
 
 
 def test_regression_takes_float_labels(tiny_dir):
@@ -60,17 +63,32 @@ def test_regression_takes_float_labels(tiny_dir):
     assert regressor.predict((TEXTS[:4], TEXTS[4:]), verbose=0).shape == (4, 1)
 
 
-def test_keras_round_trip_takes_strings_and_predicts_the_same(tiny_dir, tmp_path):
+def test_keras_file_and_model_dir_give_back_the_fine_tuned_model(tiny_dir, tmp_path, caplog):
     classifier = TextClassifier.from_pretrained(tiny_dir, num_classes=2, label_names=["a", "b"])
     classifier.fit(TEXTS, LABELS, batch_size=4, verbose=0)
+    expected = classifier.predict(TEXTS, verbose=0)
     path = str(tmp_path / "clf.keras")
     classifier.save(path)
     loaded = keras.models.load_model(path)
     assert isinstance(loaded, TextClassifier) and loaded.label_names == ["a", "b"]
-    np.testing.assert_allclose(loaded.predict(TEXTS, verbose=0),
-                               classifier.predict(TEXTS, verbose=0), atol=1e-6, rtol=0)
+    np.testing.assert_allclose(loaded.predict(TEXTS, verbose=0), expected, atol=1e-6, rtol=0)
     assert int(loaded.optimizer.iterations) == int(classifier.optimizer.iterations) == 2
     loaded.fit(TEXTS, LABELS, batch_size=4, verbose=0)  # compiled on load: trains on
+
+    # from_pretrained on the fine-tuned model directory restores the head, as HF's does.
+    classifier.save_model_dir(str(tmp_path / "fine_tuned"))
+    again = TextClassifier.from_pretrained(str(tmp_path / "fine_tuned"), num_classes=2)
+    assert again.label_names == ["a", "b"]
+    np.testing.assert_allclose(again.predict(TEXTS, verbose=0), expected, atol=1e-6, rtol=0)
+    taken = TextClassifier.from_pretrained(str(tmp_path / "fine_tuned"))  # its num_classes
+    assert taken.num_classes == 2 and all(
+        np.array_equal(a, b) for a, b in zip(taken.get_weights(), classifier.get_weights()))
+    with caplog.at_level("WARNING"):
+        other = TextClassifier.from_pretrained(str(tmp_path / "fine_tuned"), num_classes=3)
+    assert "head of 2 classes; num_classes=3 gets a new, untrained head" in caplog.text
+    assert other.label_names is None and other.head.units == 3
+    with pytest.raises(TaskInputError, match="no fine-tuned classifier head to restore"):
+        TextClassifier.from_pretrained(tiny_dir)
 
 
 def test_model_dir_and_export_serve_the_same_logits(tiny_dir, tmp_path):
@@ -137,7 +155,7 @@ def test_a_bfloat16_fit_step(tiny_dir):
 
 
 def test_a_mirrored_fit_step(tiny_dir):
-    strategy = tf.distribute.MirroredStrategy(["/cpu:0", "/cpu:1"])
+    strategy = get_strategy("mirrored")  # the two logical CPUs, reduced on one device
     with strategy.scope():
         classifier = TextClassifier.from_pretrained(tiny_dir, num_classes=2)
     history = classifier.fit(TEXTS, LABELS, batch_size=4, verbose=0)
@@ -173,3 +191,23 @@ def test_bad_construction_is_refused(tiny_dir):
         pair_model.predict(TEXTS)
     with pytest.raises(CheckpointError, match="do_lower_case=False contradicts .*model_info"):
         TextClassifier.from_pretrained(tiny_dir, num_classes=2, do_lower_case=False)
+
+
+def test_group_by_length_changes_the_batches_not_the_examples(tiny_dir):
+    classifier = TextClassifier.from_pretrained(tiny_dir, num_classes=8)
+    lengths = [1, 9, 2, 8, 3, 7, 4, 6]  # WordPieces of text i; label i names text i
+    texts = [" ".join(["word"] * n) for n in lengths]
+
+    def batches(**kwargs):
+        data = classifier.text_dataset(texts, list(range(8)), batch_size=2, **kwargs)
+        return [sorted(lengths[i] for i in y.numpy()) for _, y in data]
+
+    assert batches(shuffle=False) == [[1, 9], [2, 8], [3, 7], [4, 6]]
+    grouped = batches(shuffle=True, group_by_length=True)
+    assert sorted(grouped) == [[1, 2], [3, 4], [6, 7], [8, 9]]  # each text once, alike paired
+    history = classifier.fit(texts, list(range(8)), batch_size=2, group_by_length=True,
+                             verbose=0)
+    assert np.isfinite(history.history["loss"][0]) and int(classifier.optimizer.iterations) == 4
+    with pytest.raises(TaskInputError, match="group_by_length applies to lists and arrays"):
+        classifier.fit(tf.data.Dataset.from_tensor_slices((texts, list(range(8)))).batch(2),
+                       group_by_length=True)

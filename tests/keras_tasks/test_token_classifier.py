@@ -6,6 +6,7 @@ import pytest
 import tensorflow as tf
 
 from bert_tf.keras_tasks import TaskInputError, TokenClassifier
+from tests.keras_tasks.conftest import fit_under
 
 COLOURS = ["red", "blue", "green"]
 OTHERS = ["the", "car", "is", "guitarist", "orchestra", "today", "very", "unbelievably"]
@@ -34,11 +35,12 @@ def _first_piece_argmax(tagger, words, preprocessor=None):
     return rows
 
 
-def test_fit_learns_a_word_rule_and_predictions_align_with_words(tiny_dir):
+def test_fit_learns_a_word_rule_in_length_grouped_batches_and_predictions_align(tiny_dir):
     tagger = TokenClassifier.from_pretrained(tiny_dir, num_classes=2, label_names=["O", "C"])
     tagger.compile(optimizer=keras.optimizers.Adam(3e-3))
     words, labels = _sentences(48)
-    history = tagger.fit(words, labels, batch_size=8, epochs=6, verbose=0)
+    history = tagger.fit(words, labels, batch_size=8, epochs=6, group_by_length=True,
+                         verbose=0)
     assert history.history["loss"][-1] < 0.3 * history.history["loss"][0], history.history
     test_words, test_labels = _sentences(8, seed=1)
     texts = [" ".join(sentence) for sentence in test_words]  # whitespace text works too
@@ -83,3 +85,47 @@ def test_model_dir_is_read_back_by_restore_model(tiny_dir, tmp_path):
     assert restored.label_names == ["O", "C"]
     assert (_first_piece_argmax(restored.model, words, tagger.preprocessor)
             == _first_piece_argmax(tagger, words))
+    # from_pretrained gives back the head and its label names.
+    again = TokenClassifier.from_pretrained(str(tmp_path / "tagger"))
+    assert again.label_names == ["O", "C"] and again.predict(words) == tagger.predict(words)
+
+
+def test_a_dataset_of_words_gives_the_numbers_of_lists(tiny_dir):
+    tagger = TokenClassifier.from_pretrained(tiny_dir, num_classes=2)
+    words, labels = _sentences(10, seed=4)
+    valid_words, valid_labels = _sentences(6, seed=5)
+
+    def dataset(words, labels=None):
+        columns = (tf.ragged.constant(words),) + (() if labels is None
+                                                   else (tf.ragged.constant(labels),))
+        return tf.data.Dataset.from_tensor_slices(columns[0] if labels is None else columns
+                                                  ).ragged_batch(4)
+
+    history = tagger.fit(dataset(words, labels), validation_data=(valid_words, valid_labels),
+                         epochs=1, verbose=0)
+    assert int(tagger.optimizer.iterations) == 3  # batches of 4, 4, 2: the dataset's own
+    assert history.history["val_loss"][0] == pytest.approx(  # one batch, as fit's default 32
+        tagger.evaluate(valid_words, valid_labels, verbose=0), abs=1e-6)
+    assert tagger.evaluate(dataset(valid_words, valid_labels), verbose=0) == pytest.approx(
+        tagger.evaluate(valid_words, valid_labels, batch_size=4, verbose=0), abs=1e-6)
+    history = tagger.fit(dataset(words, labels), validation_data=dataset(
+        valid_words, valid_labels), epochs=1, verbose=0)
+    assert history.history["val_loss"][0] == pytest.approx(
+        tagger.evaluate(valid_words, valid_labels, batch_size=4, verbose=0), abs=1e-6)
+    texts = tf.data.Dataset.from_tensor_slices([" ".join(s) for s in valid_words]).batch(4)
+    assert (tagger.predict(dataset(valid_words)) == tagger.predict(texts)
+            == tagger.predict(valid_words, batch_size=4))
+    with pytest.raises(TaskInputError, match=r"Batch first, e\.g\. dataset\.ragged_batch"):
+        tagger.fit(tf.data.Dataset.from_tensor_slices(
+            (tf.ragged.constant(words), tf.ragged.constant(labels))))
+    with pytest.raises(TaskInputError, match="repeats forever"):
+        tagger.fit(dataset(words, labels).repeat())
+
+
+@pytest.mark.parametrize("setting", ["mixed_bfloat16", "mirrored"])
+def test_a_fit_step_in_bfloat16_and_under_mirrored_strategy(tiny_dir, setting):
+    words, labels = _sentences(8, seed=6)
+    tagger, _ = fit_under(setting, lambda: TokenClassifier.from_pretrained(tiny_dir, 2),
+                          lambda model: model.fit(words, labels, batch_size=4, verbose=0))
+    assert tagger.optimizer.iterations.numpy() == 2  # two global batches of 4
+    assert [len(p) for p in tagger.predict(words[:2])] == [len(s) for s in words[:2]]
