@@ -138,8 +138,8 @@ def test_sigterm_saves_and_the_rerun_ends_like_an_uninterrupted_run_then_continu
     _wait_for(run_dir / "log.txt", "step 6/40", first)
     first.send_signal(signal.SIGSTOP)  # held mid-run while a second run tries the folder
     second = subprocess.run(command, env=_env(), capture_output=True, text=True, timeout=300)
-    assert second.returncode == 1 and f"is in use by pid {first.pid} on" in second.stderr, \
-        second.stderr[-2000:]
+    assert second.returncode == 1 and "Traceback" not in second.stderr, second.stderr[-2000:]
+    assert f"is in use by pid {first.pid} on" in second.stderr.strip().split("\n")[-1]
     first.send_signal(signal.SIGTERM)  # handled as soon as it runs again
     first.send_signal(signal.SIGCONT)
     first_log = first.communicate(timeout=300)[1]
@@ -158,17 +158,14 @@ def test_sigterm_saves_and_the_rerun_ends_like_an_uninterrupted_run_then_continu
     for at in after:  # same batches (losses) and the same learning rate at every step
         np.testing.assert_allclose(after[at], before[at], rtol=1e-4)
 
-    # Raising --num_train_steps continues the finished run; lowering it below is refused.
+    # Raising --num_train_steps continues the finished run. (Lowering it below the newest
+    # checkpoint is refused by claim_output_dir: tests/training/test_run_directory.py.)
     longer = subprocess.run(_command(run_dir, inputs, **{**flags, "num_train_steps": 44}),
                             env=_env(), capture_output=True, text=True, timeout=300)
     assert longer.returncode == 0, longer.stderr[-2000:]
     assert "--num_train_steps changed from 40 to 44" in longer.stderr
     assert sorted(_steps(longer.stderr)) == [42, 44]
     assert "--num_train_steps=44" in (run_dir / OPTIONS_FILE).read_text()
-    shorter = subprocess.run(_command(run_dir, inputs, **{**flags, "num_train_steps": 36}),
-                             env=_env(), capture_output=True, text=True, timeout=300)
-    assert shorter.returncode == 1 and "Traceback" not in shorter.stderr
-    assert "holds a checkpoint at step 44" in shorter.stderr.strip().split("\n")[-1]
 
 
 def _free_ports(count):

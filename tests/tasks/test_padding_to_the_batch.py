@@ -155,7 +155,7 @@ def test_finetuning_packed_to_the_batch_matches_fixed_length(vocab, tiny_model_d
         adapter = classifier_adapter(task, preprocessor, train=train, dev=dev, batch_size=50)
         options = FinetuningOptions(
             output_dir=str(tmp_path / padding), model_dir=tiny_model_dir, max_seq_length=SEQ,
-            padding=padding, train_batch_size=16, learning_rate=3e-3, num_train_epochs=8,
+            padding=padding, train_batch_size=8, learning_rate=3e-3, num_train_epochs=3,
             steps_per_loop=16, seed=0)
         accuracy[padding] = run_finetuning(adapter, options)["eval"]["accuracy"]
     # Both learn the task, and differ by no more than sampling noise on 200 dev examples
