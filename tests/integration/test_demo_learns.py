@@ -32,15 +32,13 @@ def test_shortened_demo_beats_the_unigram_baseline_and_learns_the_nsp_prior(tmp_
     # The demo's recipe (bert_config_demo.json: no dropout; bf16, batch 64, lr 2e-3) at half
     # the width and a sixth of the steps, so it trains in about a minute on 2 cores.
     config = json.load(open(DEMO_CONFIG))
-    # The shipped 30,522-piece vocab (not the demo's corpus-learned one) keeps this test's figures.
-    config.update(hidden_size=64, intermediate_size=256, max_position_embeddings=64,
-                  vocab_size=30522)
+    config.update(hidden_size=64, intermediate_size=256, max_position_embeddings=64)
     (tmp_path / "bert_config.json").write_text(json.dumps(config))
     run = prepare_pretraining(PretrainingOptions(
         bert_config_file=str(tmp_path / "bert_config.json"), input_format="text",
         input_file=os.path.join(CORPUS, "train.txt.gz"),
         eval_input_file=os.path.join(CORPUS, "heldout.txt.gz"),
-        vocab_file=os.path.join(CORPUS, "vocab.txt"), output_dir=str(tmp_path / "out"),
+        vocab_file=os.path.join(CORPUS, "kjv_vocab.txt"), output_dir=str(tmp_path / "out"),
         max_seq_length=64, max_predictions_per_seq=10, train_batch_size=64, eval_batch_size=64,
         dtype="mixed_bfloat16", learning_rate=2e-3, num_train_steps=400, num_warmup_steps=40,
         save_checkpoints_steps=400, steps_per_loop=100, max_eval_steps=10))
