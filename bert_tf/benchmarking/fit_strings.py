@@ -3,7 +3,8 @@
 Both are the user's one call on the same BBC News sentences, tokenization included, same model
 size, batch 32, timed in turns in one process by the same `StepsTimer` (steps only). Ours
 takes the sentences in arrival order as a Python list (`fit(texts, labels, shuffle=False)`),
-each batch padded to its longest; keras-hub pads to `seq_length`.
+each batch padded to its longest, and once more with `group_by_length=True` (batches of like
+length, as the entry points train); keras-hub pads to `seq_length`.
 
 Quality beside speed: each also fine-tunes a fresh classifier on the same pretrained weights
 for one epoch over the first `1 - DEV_FRACTION` of the sentences (same order, batch size and
@@ -29,6 +30,9 @@ from bert_tf.models import BertEncoder
 from bert_tf.tokenization.bert_preprocessor import BertPreprocessor
 
 OURS = "bert_tf TextClassifier.fit(strings)"
+OURS_GROUPED = "bert_tf TextClassifier.fit(strings, group_by_length=True)"
+# Our two ways to call fit: in arrival order, and batched by length as the entry points train.
+OUR_FIT_ARGUMENTS = {OURS: {}, OURS_GROUPED: {"group_by_length": True}}
 # The share of the sentences held out for the dev accuracy (the last ones drawn).
 DEV_FRACTION = 0.2
 
@@ -52,7 +56,7 @@ def _our_classifier(model_dir, num_classes, seq_length, lower_case):
 
 
 def _ours(model_dir, sentences, labels, num_classes, num_steps, dtype, batch_size, seq_length,
-          lower_case):
+          lower_case, fit_arguments):
     with policy_scope(dtype):
         model = _our_classifier(model_dir, num_classes, seq_length, lower_case)
     count = batch_size * num_steps
@@ -64,7 +68,8 @@ def _ours(model_dir, sentences, labels, num_classes, num_steps, dtype, batch_siz
         start = turns["next"] % max(1, len(sentences) - count)
         turns["next"] += count
         model.fit(list(sentences[start:start + count]), labels[start:start + count],
-                  batch_size=batch_size, shuffle=False, verbose=0, callbacks=[timer])
+                  batch_size=batch_size, shuffle=False, verbose=0, callbacks=[timer],
+                  **fit_arguments)
         return timer.seconds
 
     return run
@@ -94,9 +99,10 @@ def dev_accuracy_after_one_epoch(model_dir, sentences, labels, num_classes, batc
     seeded head, and see the training sentences in the same order (`shuffle=False`).
     """
     split = len(sentences) - _dev_count(len(sentences))
-    builders = {OURS: _our_classifier, KERAS_HUB_PEER: _keras_hub_classifier}
+    builders = {name: (_our_classifier, arguments) for name, arguments in OUR_FIT_ARGUMENTS.items()}
+    builders[KERAS_HUB_PEER] = (_keras_hub_classifier, {})
     accuracy = {}
-    for name, build in builders.items():
+    for name, (build, fit_arguments) in builders.items():
         keras.utils.set_random_seed(0)
         with policy_scope(dtype):
             try:
@@ -104,7 +110,7 @@ def dev_accuracy_after_one_epoch(model_dir, sentences, labels, num_classes, batc
             except ImportError:
                 continue
         model.fit(list(sentences[:split]), labels[:split], batch_size=batch_size, epochs=1,
-                  shuffle=False, verbose=0)
+                  shuffle=False, verbose=0, **fit_arguments)
         logits = model.predict(list(sentences[split:]), batch_size=batch_size, verbose=0)
         accuracy[name] = float(np.mean(np.argmax(logits, axis=-1) == labels[split:]))
     return accuracy
@@ -117,8 +123,9 @@ def benchmark_fit_strings(model_dir, sentences, labels, label_names, batch_size=
     each with `dev_accuracy` after one epoch (`dev_accuracy_after_one_epoch`) and the
     `train_sentences`/`dev_sentences` it used."""
     sentences, labels = np.asarray(sentences, object), np.asarray(labels, np.int32)
-    runners = {OURS: _ours(model_dir, sentences, labels, len(label_names), num_steps, dtype,
-                           batch_size, seq_length, lower_case)}
+    runners = {name: _ours(model_dir, sentences, labels, len(label_names), num_steps, dtype,
+                           batch_size, seq_length, lower_case, arguments)
+               for name, arguments in OUR_FIT_ARGUMENTS.items()}
     rows = timed_beside_keras_hub(runners, "fit_strings", model_dir, sentences, labels,
                                   len(label_names), num_steps, dtype, batch_size, seq_length,
                                   lower_case, repeats)

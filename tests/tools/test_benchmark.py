@@ -29,6 +29,8 @@ def test_fit_strings_benchmark_times_ours_beside_keras_hub(tiny_model_dir):
     rows = {row["implementation"]: row for row in map(json.loads, result.stdout.split("\n")[:-1])}
     ours = rows["bert_tf TextClassifier.fit(strings)"]
     assert ours["examples_per_s"] > 0 and ours["what"] == "fit_strings" and ours["steps"] == 2
+    grouped = rows["bert_tf TextClassifier.fit(strings, group_by_length=True)"]
+    assert grouped["examples_per_s"] > 0 and grouped["dev_sentences"] == 12
     # One epoch on 52 sentences, accuracy on the other 12 (each dev sentence counts 1/12).
     assert ours["train_sentences"] == 52 and ours["dev_sentences"] == 12
     for row in rows.values():
