@@ -71,7 +71,8 @@ def _census(files, unused_versions, max_document_sentences, num_pipelines):
 
 
 def _window_size(files, max_document_sentences, num_pipelines, pipeline_id, use_next_sentence, max_window_bytes):
-    """Documents per window for this pipeline; checks that it has enough documents.
+    """(documents per window, whether one window holds all of them) for this pipeline;
+    checks that it has enough documents.
 
     Raises:
       document_reader.InputError: no documents at all (e.g. only blank lines), or too few
@@ -90,7 +91,9 @@ def _window_size(files, max_document_sentences, num_pipelines, pipeline_id, use_
             f"{sum(documents)} documents in {', '.join(files)}; it needs {needed} (NotNext B comes from "
             "another document): add documents or use fewer input pipelines")
     count, size = documents[pipeline_id], sizes[pipeline_id]
-    return count if size <= max_window_bytes else max(needed, count * max_window_bytes // size)
+    if size <= max_window_bytes:
+        return count, True
+    return max(needed, count * max_window_bytes // size), False
 
 
 def _file_documents(file_index, path, compression, max_document_sentences):
@@ -351,12 +354,18 @@ def dynamic_pretraining_dataset(text_patterns, vocab_file, lower_case, batch_siz
     """
     files = document_reader.expand_input_patterns(text_patterns)
     num_pipelines, pipeline_id, batch_size = input_pipeline(input_context, batch_size)
-    window = _window_size(files, max_document_sentences, num_pipelines, pipeline_id, use_next_sentence,
+    window, one_window = _window_size(files, max_document_sentences, num_pipelines, pipeline_id, use_next_sentence,
                           max_window_bytes)
     tokenizer = BertTokenizer(vocab_file, lower_case=lower_case)
     seed = (seed or 0) * 1000 + pipeline_id  # Independent streams per pipeline; None acts as 0.
     documents = _documents(files, is_training, seed, max_document_sentences)
     documents = _tokenized(documents.filter(lambda key, unused: key % num_pipelines == pipeline_id), tokenizer)
+    if is_training and one_window:
+        # Each epoch re-read and re-tokenized the whole corpus: on the demo's 2 cores that
+        # starved the train step for ~40 s of every ~200-step epoch. The window's shuffle
+        # buffer holds every tokenized document anyway, so keeping them costs at most as
+        # much memory again; masking and NSP pairs are still drawn anew each epoch.
+        documents = documents.cache()
     examples = _examples(documents, window, is_training, seed, seq_length, short_seq_prob, use_next_sentence,
                          tokenizer)
     batches = examples.ragged_batch(batch_size, drop_remainder=is_training).enumerate()

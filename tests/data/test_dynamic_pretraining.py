@@ -107,3 +107,20 @@ def test_dynamic_skips_lines_that_are_not_utf8(tmp_path, caplog):
     vocab = open(VOCAB, encoding="utf-8").read().split("\n")
     words = {vocab[t] for t in pretraining_stats.originals(batch).ravel()}
     assert {"alpha", "delta", "another"} <= words and "zzzz" not in words and "##zz" not in words
+
+
+def test_dynamic_training_reads_and_tokenizes_the_text_once(tmp_path):
+    # Later epochs come from the tokenized documents kept by the first: a pipeline whose file
+    # is rewritten after its first batch yields exactly the batches of one left alone (about
+    # 6 batches an epoch here, 20 taken), and the masks are still drawn anew every epoch.
+    kept, rewritten = tmp_path / "kept.txt", tmp_path / "rewritten.txt"
+    for path in (kept, rewritten):
+        pretraining_stats.write_document_corpus(path, VOCAB)
+    reference = [b["input_word_ids"] for b in _dataset(str(kept), 8, 48, 8).take(20).as_numpy_iterator()]
+    iterator = _dataset(str(rewritten), 8, 48, 8).as_numpy_iterator()
+    batches = [next(iterator)["input_word_ids"]]
+    pretraining_stats.write_document_corpus(rewritten, VOCAB, words=5)  # other words, shorter
+    batches += [next(iterator)["input_word_ids"] for _ in range(19)]
+    np.testing.assert_array_equal(np.stack(batches), np.stack(reference))
+    first_epoch = {tuple(row) for batch in reference[:5] for row in batch}
+    assert not first_epoch & {tuple(row) for batch in reference[-5:] for row in batch}
