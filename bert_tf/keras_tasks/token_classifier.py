@@ -4,7 +4,7 @@ import keras
 import numpy as np
 import tensorflow as tf
 
-from bert_tf.data.length_bucketing import length_sorted_batches
+from bert_tf.data.length_bucketing import length_sorted_batches, trim_to_longest
 from bert_tf.keras_tasks.text_inputs import DEFAULT_BATCH_SIZE, TaskInputError
 from bert_tf.keras_tasks.text_task import TextTask, check_preprocessor
 from bert_tf.models import BertTokenClassifier
@@ -80,11 +80,13 @@ def read_word_dataset(dataset):
     return words, labels if y_spec is not None else None, batch_size
 
 
-def _trimmed(inputs, *rest):
-    """The batch cut to its longest sentence: batches are padded to their longest."""
-    width = tf.reduce_max(tf.reduce_sum(inputs["input_mask"], axis=1))
-    return ({name: value[:, :width] for name, value in inputs.items()},
-            *(value[:, :width] for value in rest))
+def _trimmed(inputs, *label_ids):
+    """The batch cut to its longest sentence as run_ner's batches are (`trim_to_longest`),
+    the label ids `[B, S]` alike."""
+    if not label_ids:
+        return (trim_to_longest(inputs),)
+    trimmed = trim_to_longest({**inputs, "label_ids": label_ids[0]})
+    return {name: trimmed[name] for name in inputs}, trimmed["label_ids"]
 
 
 @keras.saving.register_keras_serializable(package="bert_tf")
