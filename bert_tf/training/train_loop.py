@@ -129,6 +129,18 @@ def _distribute(strategy, dataset_fn, skip_steps=None):
     return strategy.distribute_datasets_from_function(fn)
 
 
+def _first_batches(dataset_fn, max_steps):
+    """`dataset_fn` cut to `max_steps` global batches and cached in memory (None: all, uncached)."""
+    if max_steps is None:
+        return dataset_fn
+
+    def fn(context):
+        per_pipeline = context.num_replicas_in_sync // context.num_input_pipelines
+        return dataset_fn(context).take(max_steps * per_pipeline).cache()
+
+    return fn
+
+
 class Trainer:
     """Builds the compiled loop and eval functions for a model built under `strategy.scope()`.
 
@@ -163,6 +175,7 @@ class Trainer:
         self._step_fn = tf.function(self._step) if nested else self._step
         self.loop_fn = tf.function(self._loop)
         self.eval_fn = tf.function(self._eval)
+        self._held_out = {}
 
     def _reduce(self, values):
         return tf.nest.map_structure(
@@ -193,12 +206,18 @@ class Trainer:
         return self._reduce(self.strategy.run(self._replica_eval, (batch,)))
 
     def evaluate(self, dataset_fn, max_steps=None):
-        """Metric ratios over `max_steps` batches of `dataset_fn` (all of it if None)."""
-        dataset = _distribute(self.strategy, dataset_fn)
+        """Metric ratios over `max_steps` batches of `dataset_fn` (all of it if None).
+
+        With `max_steps`, the batches are read on the first call and kept in memory for the
+        next calls with the same `dataset_fn`: a text run's held-out pipeline re-read and
+        re-tokenized its whole file before the first batch of every evaluation (~3 s of each
+        of the demo's evaluations, against ~0.3 s for the model on 10 batches).
+        """
+        key = (dataset_fn, max_steps)
+        if key not in self._held_out:
+            self._held_out[key] = _distribute(self.strategy, _first_batches(dataset_fn, max_steps))
         sums, count = None, 0
-        for batch in dataset:
-            if max_steps is not None and count >= max_steps:
-                break
+        for batch in self._held_out[key]:
             _, metrics = self.eval_fn(batch)
             sums = metrics if sums is None else tf.nest.map_structure(tf.add, sums, metrics)
             count += 1

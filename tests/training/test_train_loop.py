@@ -98,6 +98,24 @@ def test_evaluate_reports_metric_ratios(tiny_config, initial_weights):
     assert 0 <= metrics["mlm_accuracy"] <= 1 and metrics["nsp_loss"] == pytest.approx(np.log(2), abs=0.05)
 
 
+@pytest.mark.parametrize("strategy_name", ["one_device", "mirrored"])
+def test_evaluate_reads_the_held_out_batches_once(strategy_name, tiny_config, initial_weights):
+    trainer, _ = _trainer(get_strategy(strategy_name), tiny_config, initial_weights,
+                          lambda: keras.optimizers.SGD(0.1))
+    reads = []
+
+    def counted(context):
+        def count(batch):
+            tf.py_function(lambda: reads.append(1), [], [])
+            return batch
+        return dataset_fn(4)(context).map(count)
+
+    first = trainer.evaluate(counted, max_steps=3)
+    second = trainer.evaluate(counted, max_steps=3)
+    assert second == first
+    assert len(reads) == 3 * trainer.strategy.num_replicas_in_sync  # one input pipeline here
+
+
 def test_step_clips_the_global_gradient_once(tiny_config, initial_weights):
     from bert_tf.training.train_step import ReplicaTrainStep, model_inputs
     from tests.training.conftest import synthetic_examples
