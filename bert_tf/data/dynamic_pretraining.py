@@ -156,134 +156,137 @@ def _tokenized(documents, tokenizer, batch_size=64):
     return batches.unbatch().filter(lambda key, tokens: tokens.nrows() > 0)
 
 
-def _sentence_stream(tokens):
-    """(window-local document, pieces [n], word ids [n]) per sentence of a window, then an end marker."""
-    sentences = tokens.merge_dims(0, 1)  # [S, (words), (pieces)]
-    stream = tf.data.Dataset.from_tensor_slices((tokens.value_rowids(), sentences)).map(
-        lambda document, sentence: (document, sentence.flat_values, sentence.value_rowids()))
-    end = (tf.constant(-1, tf.int64), tf.zeros([0], tf.int32), tf.zeros([0], tf.int64))
-    return stream.concatenate(tf.data.Dataset.from_tensors(end))
+def _target_length(seed, count, max_num_tokens, short_seq_prob):
+    """A chunk's target length: `max_num_tokens`, or with `short_seq_prob` a random one in [2, max]."""
+    draws = tf.random.stateless_uniform([2], seed=tf.random.experimental.stateless_fold_in(seed, count))
+    short = 2 + tf.cast(draws[1] * tf.cast(max_num_tokens - 1, tf.float32), tf.int64)
+    return tf.where(draws[0] < short_seq_prob, short, tf.cast(max_num_tokens, tf.int64))
 
 
-def _chunks(sentences, max_num_tokens, short_seq_prob, seed):
-    """Packs consecutive sentences of a document into chunks (a scan over sentences).
+def _first_reaching(offsets, value):
+    """The first index i with offsets[i] >= value (offsets ascending)."""
+    return tf.searchsorted(offsets, tf.reshape(value, [1]), out_type=tf.int64)[0]
 
-    Yields (document, pieces [n], word_ids [n], sentence_lengths [k], target length);
-    word ids count up through the chunk. `sentences` must end with a marker of document -1.
+
+def _pair(index, start, end, target, offsets, doc_starts, doc, seed, max_num_tokens):
+    """Piece ranges and label of one chunk's NSP pair: (a start, a length, b start, b length, label, valid).
+
+    A is the chunk's first sentences up to a random one; with probability 0.5 (or if the chunk has
+    one sentence) B comes from a uniform other document of the window, from a uniform sentence on,
+    whole sentences until `target` pieces in all (NotNext, label 1); else B is the chunk's rest.
+    Both are cut as `truncate_seq_pair` does, the cut split at random between front and back.
     """
-    empty = (tf.constant(-1, tf.int64), tf.zeros([0], tf.int32), tf.zeros([0], tf.int64), tf.zeros([0], tf.int64))
-
-    def target_length(count):
-        draws = tf.random.stateless_uniform([2], seed=tf.random.experimental.stateless_fold_in(seed, count))
-        short = 2 + tf.cast(draws[1] * tf.cast(max_num_tokens - 1, tf.float32), tf.int64)
-        return tf.where(draws[0] < short_seq_prob, short, tf.cast(max_num_tokens, tf.int64))
-
-    def step(state, sentence):
-        count, target, chunk = state
-        doc, pieces, word_ids, lengths = chunk
-        new_doc, new_pieces, new_word_ids = sentence
-        alone = (new_doc, new_pieces, new_word_ids, tf.shape(new_pieces, out_type=tf.int64))
-
-        def grow():
-            grown = (new_doc, tf.concat([pieces, new_pieces], 0),
-                     tf.concat([word_ids, new_word_ids + tf.reduce_max(tf.concat([word_ids, [-1]], 0)) + 1], 0),
-                     tf.concat([lengths, alone[3]], 0))
-            return tf.cond(tf.size(grown[1], out_type=tf.int64) >= target,
-                           lambda: (True, grown, empty), lambda: (False, empty, grown))
-
-        # A sentence of another document closes the chunk; else close once the target is reached.
-        ready, emitted, kept = tf.cond((doc != new_doc) & (tf.size(pieces) > 0),
-                                       lambda: (True, chunk, alone), grow)
-        count += tf.cast(ready, tf.int64)
-        return (count, tf.where(ready, target_length(count), target), kept), (ready, (*emitted, target))
-
-    initial = (tf.constant(0, tf.int64), target_length(tf.constant(0, tf.int64)), empty)
-    return sentences.scan(initial, step).filter(_ready).map(_without_flag)
-
-
-def _word_starts(word_ids):
-    return tf.concat([tf.ones_like(word_ids[:1], tf.bool), word_ids[1:] != word_ids[:-1]], 0)
-
-
-def _trim(pieces, word_ids, new_length, seed):
-    """Keeps `new_length` pieces, removing a Binomial(excess, 1/2) share from the front."""
-    excess = tf.size(pieces, out_type=tf.int64) - new_length
-    front = tf.random.stateless_binomial([], seed=seed, counts=tf.cast(excess, tf.float32), probs=0.5,
-                                         output_dtype=tf.int64)
-    return pieces[front:front + new_length], word_ids[front:front + new_length]
-
-
-def _random_b(tokens, doc, draws, target_length):
-    """Pieces and word ids of another document of the window, from a random sentence on.
-
-    The document is uniform over the window's others (draws[0]); the start sentence uniform
-    (draws[1]); whole sentences are taken until `target_length` pieces are reached.
-    """
-    num_docs = tokens.nrows()
-    other = (doc + 1 + tf.cast(draws[0] * tf.cast(num_docs - 1, tf.float32), tf.int64)) % num_docs
-    document = tokens[other]  # [sentences, (words), (pieces)]
-    lengths = document.merge_dims(1, 2).row_lengths()
-    start = tf.cast(draws[1] * tf.cast(tf.size(lengths), tf.float32), tf.int64)
-    needed = 1 + tf.reduce_sum(tf.cast(tf.cumsum(lengths[start:]) < target_length, tf.int64))
-    span = document[start:start + needed].merge_dims(0, 1)  # [(words), (pieces)]
-    return span.flat_values, span.value_rowids()
-
-
-def _pair_example(index, chunk, tokens, seed, max_num_tokens, cls_id, sep_id):
-    """One NSP example (unmasked) from a chunk; a NotNext B comes from the window `tokens`."""
-    doc, pieces, word_ids, lengths, target = chunk
     seeds = tf.random.experimental.stateless_split(tf.random.experimental.stateless_fold_in(seed, index), num=4)
     draws = tf.random.stateless_uniform([4], seed=seeds[0])
+    num_docs = tf.size(doc_starts, out_type=tf.int64) - 1
+    num_sentences = end - start
+    a_end = start + tf.where(num_sentences >= 2,
+                             1 + tf.cast(draws[0] * tf.cast(num_sentences - 1, tf.float32), tf.int64), 1)
+    random_next = ((num_sentences == 1) | (draws[1] < 0.5)) & (num_docs > 1)
+    a_start, length_a = offsets[start], offsets[a_end] - offsets[start]
+    # NotNext: whole sentences of the other document while the pieces before each stay short of the target.
+    other = (doc + 1 + tf.cast(draws[2] * tf.cast(num_docs - 1, tf.float32), tf.int64)) % num_docs
+    other_start, other_end = doc_starts[other], doc_starts[other + 1]
+    b_first = other_start + tf.cast(draws[3] * tf.cast(other_end - other_start, tf.float32), tf.int64)
+    needed = 1 + tf.clip_by_value(
+        _first_reaching(offsets, offsets[b_first] + target - length_a) - b_first - 1, 0, other_end - b_first)
+    b_end = tf.where(random_next, tf.minimum(b_first + needed, other_end), end)
+    b_start = offsets[tf.where(random_next, b_first, a_end)]
+    length_b = offsets[b_end] - b_start
+    new_a, new_b = truncate_seq_pair_lengths(length_a, length_b, max_num_tokens)
+    front_a = _trim_front(length_a - new_a, seeds[1])
+    front_b = _trim_front(length_b - new_b, seeds[2])
+    return (a_start + front_a, new_a, b_start + front_b, new_b, tf.cast(random_next, tf.int64),
+            (num_sentences >= 2) | (num_docs > 1))  # One sentence and no other document: no pair.
+
+
+def _trim_front(excess, seed):
+    """Of `excess` pieces to remove, how many go from the front: Binomial(excess, 1/2)."""
+    return tf.random.stateless_binomial([], seed=seed, counts=tf.cast(excess, tf.float32), probs=0.5,
+                                        output_dtype=tf.int64)
+
+
+def _example_ranges(tokens, seed, max_num_tokens, short_seq_prob, use_next_sentence):
+    """Per example of a window, piece ranges into `tokens.flat_values`: a_start, a_length, b_start,
+    b_length (0 without NSP), label; int64 `[E]`.
+
+    Consecutive sentences of a document are packed into chunks: a chunk closes at its document's
+    end or once its pieces reach its target length; a chunk that starts a document after one closed
+    at a document's end takes at least two sentences (the order the old per-sentence scan closed
+    them in, kept so that batches stay as they were). A `tf.while_loop` over chunks, each found by
+    a binary search in the sentence offsets, with every chunk's random draws keyed by its index:
+    a tf.data element per sentence cost ~1 ms of CPU per example.
+    """
+    sentences = tokens.merge_dims(0, 1)  # [S, (words), (pieces)]
+    lengths = tf.cast(sentences.merge_dims(1, 2).row_lengths(), tf.int64)
+    offsets = tf.concat([tf.zeros([1], tf.int64), tf.cumsum(lengths)], 0)  # [S + 1]
+    doc_of = tf.cast(tokens.value_rowids(), tf.int64)
+    doc_starts = tf.cast(tokens.row_splits, tf.int64)
     num_sentences = tf.size(lengths, out_type=tf.int64)
-    a_end = tf.where(num_sentences >= 2,
-                     1 + tf.cast(draws[0] * tf.cast(num_sentences - 1, tf.float32), tf.int64), 1)
-    has_other = tokens.nrows() > 1
-    random_next = ((num_sentences == 1) | (draws[1] < 0.5)) & has_other
-    length_a = tf.reduce_sum(lengths[:a_end])
-    a, word_ids_a = pieces[:length_a], word_ids[:length_a]
-    b, word_ids_b = tf.cond(
-        random_next, lambda: _random_b(tokens, doc, draws[2:], target - length_a),
-        lambda: (pieces[length_a:], word_ids[length_a:]))
-    new_a, new_b = truncate_seq_pair_lengths(tf.size(a, out_type=tf.int64), tf.size(b, out_type=tf.int64),
-                                             max_num_tokens)
-    a, word_ids_a = _trim(a, word_ids_a, new_a, seeds[1])
-    b, word_ids_b = _trim(b, word_ids_b, new_b, seeds[2])
-    cls, sep, true = tf.constant([cls_id]), tf.constant([sep_id]), tf.constant([True])
-    return {
-        "input_ids": tf.concat([cls, a, sep, b, sep], 0),
-        "input_type_ids": tf.concat([tf.zeros([new_a + 2], tf.int32), tf.ones([new_b + 1], tf.int32)], 0),
-        "word_starts": tf.concat([true, _word_starts(word_ids_a), true, _word_starts(word_ids_b), true], 0),
-        "next_sentence_labels": tf.cast(random_next, tf.int32),
-        "valid": (num_sentences >= 2) | has_other,  # One sentence and no other document: no pair.
-    }
+    fields = 6 if use_next_sentence else 3
 
+    def body(index, start, checked, outputs):
+        target = _target_length(seed, index, max_num_tokens, short_seq_prob)
+        doc_end = doc_starts[doc_of[start] + 1]
+        reached = tf.maximum(_first_reaching(offsets, offsets[start] + target),
+                             start + 2 - tf.cast(checked, tf.int64))
+        end = tf.minimum(reached, doc_end)
+        if use_next_sentence:
+            values = _pair(index, start, end, target, offsets, doc_starts, doc_of[start], seed, max_num_tokens)
+        else:
+            values = (offsets[start], tf.minimum(offsets[end] - offsets[start], max_num_tokens), tf.constant(True))
+        outputs = [array.write(tf.cast(index, tf.int32), tf.cast(value, array.dtype))
+                   for array, value in zip(outputs, values)]
+        return index + 1, end, reached <= doc_end, outputs
 
-def _single_example(chunk, max_num_tokens, cls_id, sep_id):
-    """An MLM-only example `[CLS] A [SEP]` from a chunk."""
-    _, pieces, word_ids, _, _ = chunk
-    a, word_ids_a = pieces[:max_num_tokens], word_ids[:max_num_tokens]
-    return {
-        "input_ids": tf.concat([[cls_id], a, [sep_id]], 0),
-        "input_type_ids": tf.zeros(tf.size(a) + 2, tf.int32),
-        "word_starts": tf.concat([[True], _word_starts(word_ids_a), [True]], 0),
-        "next_sentence_labels": tf.constant(0, tf.int32),
-        "valid": tf.constant(True),
-    }
+    arrays = [tf.TensorArray(tf.int64 if i < fields - 1 else tf.bool, size=0, dynamic_size=True)
+              for i in range(fields)]
+    _, _, _, arrays = tf.while_loop(lambda index, start, *unused: start < num_sentences, body,
+                                    (tf.constant(0, tf.int64), tf.constant(0, tf.int64), tf.constant(True), arrays))
+    values = [array.stack() for array in arrays]
+    valid = values[-1]
+    values = [tf.boolean_mask(value, valid) for value in values[:-1]]
+    if not use_next_sentence:
+        zeros = tf.zeros_like(values[0])
+        values = [values[0], values[1], zeros, zeros, zeros]
+    return values
 
 
 def _window_examples(window_index, tokens, seed, max_num_tokens, short_seq_prob, use_next_sentence, tokenizer,
                      shuffle):
-    """The unmasked examples of one window of documents (`tokens` [W, (sentences), (words), (pieces)])."""
+    """The unmasked examples of one window of documents (`tokens` [W, (sentences), (words), (pieces)]).
+
+    Built for the whole window at once: the piece ranges of every example, then one gather.
+    """
     window_seed = tf.random.experimental.stateless_fold_in(tf.stack([tf.constant(seed, tf.int64), 0]), window_index)
-    chunks = _chunks(_sentence_stream(tokens), max_num_tokens, short_seq_prob, window_seed)
-    if use_next_sentence:
-        examples = chunks.enumerate().map(
-            lambda index, chunk: _pair_example(index, chunk, tokens, window_seed, max_num_tokens, tokenizer.cls_id,
-                                               tokenizer.sep_id))
-    else:
-        examples = chunks.map(lambda *chunk: _single_example(chunk, max_num_tokens, tokenizer.cls_id,
-                                                             tokenizer.sep_id))
-    examples = examples.filter(lambda example: example.pop("valid"))
+    a_start, a_length, b_start, b_length, labels = _example_ranges(
+        tokens, window_seed, max_num_tokens, short_seq_prob, use_next_sentence)
+    pieces = tokens.flat_values
+    word_ids = tokens.merge_dims(0, 2).value_rowids()  # Unique per word of the window.
+    word_starts = tf.concat([tf.ones([1], tf.bool), word_ids[1:] != word_ids[:-1]], 0)
+    # Segments [CLS] A [SEP] B [SEP] (MLM only: B and its [SEP] empty), as ranges into
+    # pieces + [CLS, SEP]; the first piece of each segment starts a word.
+    cls, sep = tf.size(pieces, out_type=tf.int64), tf.size(pieces, out_type=tf.int64) + 1
+    ones = tf.ones_like(a_start)
+    last_sep = ones if use_next_sentence else 0 * ones
+    starts = tf.reshape(tf.stack([cls * ones, a_start, sep * ones, b_start, sep * ones], 1), [-1])
+    lengths = tf.reshape(tf.stack([ones, a_length, ones, b_length, last_sep], 1), [-1])
+    position = tf.ragged.range(lengths)  # [5E, (pieces)]
+    index = (position + tf.expand_dims(starts, 1)).flat_values
+    segment_types = tf.tile(tf.constant([0, 0, 0, 1, 1], tf.int32), tf.shape(a_start, out_type=tf.int64))
+    row_lengths = tf.reduce_sum(tf.reshape(lengths, [-1, 5]), 1)
+
+    def rows(values):
+        return tf.RaggedTensor.from_row_lengths(values, row_lengths)
+
+    examples = {
+        "input_ids": rows(tf.gather(tf.concat([pieces, [tokenizer.cls_id, tokenizer.sep_id]], 0), index)),
+        "input_type_ids": rows(tf.repeat(segment_types, lengths)),
+        "word_starts": rows(tf.gather(tf.concat([word_starts, [True, True]], 0), index)
+                            | (position.flat_values == 0)),
+        "next_sentence_labels": tf.cast(labels, tf.int32),
+    }
+    examples = tf.data.Dataset.from_tensor_slices(examples)
     return examples.shuffle(_EXAMPLE_SHUFFLE, seed=seed) if shuffle else examples
 
 
