@@ -376,7 +376,12 @@ def dynamic_pretraining_dataset(text_patterns, vocab_file, lower_case, batch_siz
         batches = batches.skip(skip_batches)
     batches = _masked(batches, seed, seq_length, max_predictions_per_seq, masked_lm_prob, whole_word_mask,
                       tokenizer, batch_size if is_training else None)
-    return batches.prefetch(tf.data.AUTOTUNE)
+    # tf.data's autotuning model thread made deleting a used iterator wait 10-20 s (a
+    # training run's end stood idle that long on 2 cores) and took ~20% of the pipeline's
+    # CPU; without it AUTOTUNE maps use every core, and prefetch keeps its own buffer tuning.
+    options = tf.data.Options()
+    options.autotune.enabled = False
+    return batches.prefetch(tf.data.AUTOTUNE).with_options(options)
 
 
 def _examples(documents, window, is_training, seed, seq_length, short_seq_prob, use_next_sentence, tokenizer):
