@@ -74,7 +74,8 @@ flags.DEFINE_string("vocab_file", os.path.join(CORPUS_DIR, "vocab.txt"), "Tokeni
 flags.DEFINE_string("text_file", os.path.join(CORPUS_DIR, "train.txt.gz"),
                     "Tokenize/data: real text, one sentence per line.")
 flags.DEFINE_integer("pipeline_batches", 250, "Text_pipeline: batches timed, after as many of "
-                     "warm-up (pass the first epoch, which tokenizes and caches the corpus).")
+                     "warm-up (pass the first epoch, which tokenizes and caches the corpus); whole epochs "
+                     "give a fair figure (a window's examples are built at each epoch's start).")
 flags.DEFINE_string("model_dir", None, "Export/finetune/serving: the model directory (e.g. the "
                     "converted MiniLM).")
 flags.DEFINE_integer("num_sentences", 4096, "Finetune/fit_strings: BBC News sentences to use.")
