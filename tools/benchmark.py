@@ -6,6 +6,8 @@
       --batch_size=32 --seq_length=128 --max_predictions_per_seq=20 --xla=off --xla=on
   python tools/benchmark.py --what=tokenize
   python tools/benchmark.py --what=data --google_research_dir=/path/to/google-research/bert
+  python tools/benchmark.py --what=text_pipeline --vocab_file=bert_tf/data/corpus/kjv_vocab.txt \
+      --batch_size=64 --seq_length=64 --max_predictions_per_seq=10
   python tools/benchmark.py --what=export --model_dir=/tmp/minilm
   python tools/benchmark.py --what=pretrain_quality --num_steps=1000 --seed=1 --seed=2 --seed=3
   python tools/benchmark.py --what=finetune --model_dir=/tmp/minilm --batch_size=32
@@ -51,8 +53,8 @@ KERAS_HUB_PEER = "keras_hub_BertMaskedLM.fit"
 CORPUS_DIR = os.path.join(os.path.dirname(__file__), "..", "bert_tf", "data", "corpus")
 
 FLAGS = flags.FLAGS
-flags.DEFINE_enum("what", "encoder", ["encoder", "pretrain_step", "tokenize", "data", "export",
-                                     "pretrain_quality", "finetune", "fit_strings", "serving"],
+flags.DEFINE_enum("what", "encoder", ["encoder", "pretrain_step", "tokenize", "data", "text_pipeline",
+                                     "export", "pretrain_quality", "finetune", "fit_strings", "serving"],
                   "Which hot path to measure.")
 flags.DEFINE_string("bert_config_file", "official_configs/bert_config_base.json",
                     "Model shape (bert_config.json) for encoder/pretrain_step.")
@@ -71,6 +73,9 @@ flags.DEFINE_integer("repeats", 5, "Timed repeats per measurement; the median is
 flags.DEFINE_string("vocab_file", os.path.join(CORPUS_DIR, "vocab.txt"), "Tokenize/data vocab.")
 flags.DEFINE_string("text_file", os.path.join(CORPUS_DIR, "train.txt.gz"),
                     "Tokenize/data: real text, one sentence per line.")
+flags.DEFINE_integer("pipeline_batches", 250, "Text_pipeline: batches timed, after as many of "
+                     "warm-up (pass the first epoch, which tokenizes and caches the corpus); whole epochs "
+                     "give a fair figure (a window's examples are built at each epoch's start).")
 flags.DEFINE_string("model_dir", None, "Export/finetune/serving: the model directory (e.g. the "
                     "converted MiniLM).")
 flags.DEFINE_integer("num_sentences", 4096, "Finetune/fit_strings: BBC News sentences to use.")
@@ -230,6 +235,10 @@ def main(argv):
                                                      copies=FLAGS.data_copies):
             _print(row)
         _print(benchmark_dynamic_pretraining(FLAGS.text_file, FLAGS.vocab_file))
+    elif FLAGS.what == "text_pipeline":
+        _print(benchmark_dynamic_pretraining(
+            FLAGS.text_file, FLAGS.vocab_file, FLAGS.batch_size, FLAGS.seq_length, FLAGS.max_predictions_per_seq,
+            warmup_batches=FLAGS.pipeline_batches, batches=FLAGS.pipeline_batches))
     else:
         if not FLAGS.model_dir:
             raise app.UsageError("--what=export needs --model_dir.")

@@ -24,7 +24,9 @@ documents; `.gz` ok). Per input pipeline and epoch:
    chunk ("NotNext", label 1; google-research draws from the whole corpus, so
    equal when the corpus fits in one window); else A and B split the chunk at
    a random sentence ("IsNext", label 0). Unlike google-research, the chunk
-   sentences not used by a NotNext pair are dropped, not put back.
+   sentences not used by a NotNext pair are dropped, not put back. A window's
+   chunks and pairs are found in one graph function (a loop over chunks on the
+   sentence lengths, then one gather of all pieces), not sentence by sentence.
 4. Examples pass a 1,000-example shuffle (chunks of one document apart), are
    truncated as google-research's `truncate_seq_pair` (trim amounts split at
    random between the front and back), packed `[CLS] A [SEP] B [SEP]`,

@@ -36,3 +36,16 @@ def test_fit_strings_benchmark_times_ours_beside_keras_hub(tiny_model_dir):
     for row in rows.values():
         if "examples_per_s" in row:
             assert round(row["dev_accuracy"] * 12, 6) in range(13), row
+
+
+def test_text_pipeline_benchmark_reports_cpu_per_sequence(tmp_path):
+    text = tmp_path / "corpus.txt"
+    text.write_text("\n\n".join("\n".join(f"document {d} says line {s} of the text ." for s in range(4))
+                                for d in range(6)) + "\n")
+    command = [sys.executable, "tools/benchmark.py", "--what=text_pipeline", f"--text_file={text}",
+               "--batch_size=4", "--seq_length=16", "--max_predictions_per_seq=2", "--pipeline_batches=3"]
+    result = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr[-3000:]
+    row, = map(json.loads, result.stdout.split("\n")[:-1])
+    assert row["batches"] == 3 and row["batch_size"] == 4 and row["seq_length"] == 16
+    assert row["examples_per_s"] > 0 and row["cpu_ms_per_sequence"] > 0
