@@ -47,4 +47,3 @@ def model_flop_utilization(flops_per_second, dtype, name=None):
     """`flops_per_second / peak_flops(dtype)`, or None without a known GPU."""
     peak = peak_flops(dtype, name)
     return flops_per_second / peak if peak else None
-

@@ -25,7 +25,7 @@ PARTS = (("optimizer", ("fused_adam_w", "adam", "lamb", "clip_by_global_norm")),
          ("layer_norm", ("layer_norm",)),
          ("embeddings", ("embeddings",)),
          ("next_sentence", ("next_sentence", "pooler")),
-         ("loss", ("loss", "sparse_softmax", "top1")))
+         ("loss", ("loss", "sparse_cross_entropy", "top1")))
 
 MATMUL_OPS = ("MatMul", "BatchMatMul", "Einsum")
 
