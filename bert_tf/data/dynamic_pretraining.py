@@ -126,7 +126,7 @@ def _ready(ready, *unused_values):
 
 
 def _without_flag(unused_ready, *values):
-    return values[0] if len(values) == 1 else values
+    return values
 
 
 def _documents(files, is_training, seed, max_document_sentences):
