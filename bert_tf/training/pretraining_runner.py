@@ -14,7 +14,8 @@ from bert_tf.configs import BertConfig, ConfigError
 from bert_tf.data.document_reader import InputError
 from bert_tf.data.dynamic_pretraining import dynamic_pretraining_dataset
 from bert_tf.data.left_to_right import to_left_to_right
-from bert_tf.data.pretraining_dataset import RecordFormatError, pretraining_dataset
+from bert_tf.data.pretraining_dataset import (RecordFormatError, input_pipeline,
+                                              pretraining_dataset)
 from bert_tf.dtype_policy import policy_scope
 from bert_tf.errors import UserError
 from bert_tf.models.bert_pretrainer import build_pretrainer
@@ -51,8 +52,21 @@ def load_config(options):
 
 
 def dataset_fn(options, config, input_file, batch_size, is_training):
-    """`fn(input_context, skip_batches=0)` giving per-replica batches of the run's objective."""
+    """`fn(input_context, skip_batches=0)` giving per-replica batches of the run's objective.
+
+    A pipeline is built once per (input pipeline, skip) and handed out again after that:
+    checking the inputs builds the pipelines that training and evaluation then read, and
+    building the text pipeline traces its functions (~2 s each time on 2 cores).
+    """
+    built = {}
+
     def fn(input_context=None, skip_batches=0):
+        key = (input_pipeline(input_context, batch_size), skip_batches)
+        if key not in built:
+            built[key] = _build(input_context, skip_batches)
+        return built[key]
+
+    def _build(input_context, skip_batches):
         common = dict(batch_size=batch_size, seq_length=options.max_seq_length,
                       max_predictions_per_seq=options.max_predictions_per_seq,
                       is_training=is_training, input_context=input_context, seed=options.seed,

@@ -229,7 +229,13 @@ class Trainer:
         """
         key = (dataset_fn, max_steps)
         if key not in self._held_out:
-            self._held_out[key] = _distribute(self.strategy, _first_batches(dataset_fn, max_steps))
+            batches = _distribute(self.strategy, _first_batches(dataset_fn, max_steps))
+            if isinstance(batches, tf.data.Dataset):
+                # One trace for full batches and the last partial one (a second took ~1 s).
+                self.eval_fn.get_concrete_function(tf.nest.map_structure(
+                    lambda spec: tf.TensorSpec([None, *spec.shape[1:]], spec.dtype),
+                    batches.element_spec))
+            self._held_out[key] = batches
         sums, count = None, 0
         for batch in self._held_out[key]:
             _, metrics = self.eval_fn(batch)

@@ -10,7 +10,7 @@ from bert_tf.training.optimization import create_optimizer
 from bert_tf.models.bert_pretrainer import build_pretrainer
 from bert_tf.training.pretraining_loss import pretraining_loss_fn
 from bert_tf.training.train_loop import NonFiniteLossError, Trainer, run_training
-from tests.training.conftest import dataset_fn
+from tests.training.conftest import dataset_fn, synthetic_examples
 
 GLOBAL_BATCH = 8
 
@@ -114,6 +114,18 @@ def test_evaluate_reads_the_held_out_batches_once(strategy_name, tiny_config, in
     second = trainer.evaluate(counted, max_steps=3)
     assert second == first
     assert len(reads) == 3 * trainer.strategy.num_replicas_in_sync  # one input pipeline here
+
+
+def test_a_partial_last_held_out_batch_is_traced_with_the_full_ones(tiny_config, initial_weights):
+    trainer, _ = _trainer(get_strategy("one_device"), tiny_config, initial_weights,
+                          lambda: keras.optimizers.SGD(0.1))
+    examples = synthetic_examples(10, seed=3)
+    held_out = lambda context: tf.data.Dataset.from_tensor_slices(examples).batch(4)  # 4, 4, 2
+    metrics = trainer.evaluate(held_out, max_steps=3)
+    assert trainer.eval_fn.experimental_get_tracing_count() == 1
+    # Same ratios as one batch of all 10 examples (sums over batches, then one division).
+    whole = trainer.evaluate(lambda context: tf.data.Dataset.from_tensors(examples))
+    assert metrics == pytest.approx(whole, rel=1e-5)
 
 
 def test_step_clips_the_global_gradient_once(tiny_config, initial_weights):
