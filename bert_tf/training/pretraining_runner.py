@@ -133,6 +133,9 @@ def prepare_pretraining(options):
                           options.gradient_accumulation_steps)
     except ValueError as error:
         raise PretrainingInputError(f"--train_batch_size: {error}") from None
+    # The pipelines' shuffles take their seeds with TensorFlow's global seed: set before they
+    # are built (they are built once, here), the run's order follows --seed alone.
+    keras.utils.set_random_seed(options.seed)
     train_fn = dataset_fn(options, config, options.input_file, options.train_batch_size, True)
     eval_file = options.eval_input_file or options.input_file
     eval_fn = (dataset_fn(options, config, eval_file, options.eval_batch_size, False)
