@@ -44,7 +44,6 @@ class TransformerBlock(keras.layers.Layer):
         self.num_heads = num_heads
         self.intermediate_size = intermediate_size
         self.hidden_act = hidden_act
-        get_activation(hidden_act)  # An unknown name fails here, not at the first call.
         self.hidden_dropout_prob = hidden_dropout_prob
         self.attention_probs_dropout_prob = attention_probs_dropout_prob
         self.layer_norm_eps = layer_norm_eps
@@ -58,7 +57,8 @@ class TransformerBlock(keras.layers.Layer):
         self.attention_layer_norm = keras.layers.LayerNormalization(
             epsilon=layer_norm_eps, dtype="float32", name="attention_layer_norm")
         self.intermediate = keras.layers.Dense(
-            intermediate_size, kernel_initializer=initializer, name="intermediate")
+            intermediate_size, activation=get_activation(hidden_act),
+            kernel_initializer=initializer, name="intermediate")
         self.output_dense = keras.layers.Dense(
             hidden_size, kernel_initializer=initializer, name="output")
         self.output_dropout = Dropout(hidden_dropout_prob)
@@ -84,8 +84,7 @@ class TransformerBlock(keras.layers.Layer):
         attended = self.attention_dropout(attended, training=training)
         hidden_states = self._add_and_normalize(self.attention_layer_norm, hidden_states, attended)
         # Position-wise feed-forward, residual, normalize.
-        activation = get_activation(self.hidden_act, training=training is True)
-        feed_forward = self.output_dense(activation(self.intermediate(hidden_states)))
+        feed_forward = self.output_dense(self.intermediate(hidden_states))
         feed_forward = self.output_dropout(feed_forward, training=training)
         return self._add_and_normalize(self.output_layer_norm, hidden_states, feed_forward)
 

@@ -30,29 +30,6 @@ def test_gelu_gradient_is_the_analytic_derivative():
     np.testing.assert_allclose(gradient, numeric.numpy(), atol=1e-8)
 
 
-@pytest.mark.parametrize("dtype, tolerance", [(tf.float32, 1e-6), (tf.bfloat16, 1e-2)])
-def test_training_gelu_has_the_values_and_gradient_of_gelu(dtype, tolerance):
-    fused = get_activation("gelu", training=True)
-    assert fused is not get_activation("gelu")  # the XLA-compiled variant
-    x = tf.constant(X, dtype)
-    upstream = tf.constant(np.cos(X), dtype)  # not all ones: the upstream factor is applied
-    results = []
-    for activation in (get_activation("gelu"), fused):
-        with tf.GradientTape() as tape:
-            tape.watch(x)
-            y = activation(x)
-        results.append((y, tape.gradient(y, x, output_gradients=upstream)))
-    (y, grad), (fused_y, fused_grad) = results
-    assert fused_y.dtype == dtype and fused_grad.dtype == dtype
-    for a, b in ((fused_y, y), (fused_grad, grad)):
-        np.testing.assert_allclose(tf.cast(a, tf.float32), tf.cast(b, tf.float32),
-                                   rtol=tolerance, atol=tolerance)
-
-
-def test_activations_without_a_training_variant_are_the_same_function():
-    assert get_activation("relu", training=True) is get_activation("relu")
-
-
 @pytest.mark.parametrize("name", ["gelu_new", "gelu_approximate"])
 def test_gelu_new_is_google_research_tanh_form(name):
     # google-research modeling.gelu: 0.5x(1 + tanh(sqrt(2/pi)(x + 0.044715x^3))).
