@@ -2,14 +2,12 @@
 
 import dataclasses
 import os
-import weakref
 
 import numpy as np
-import tensorflow as tf
 
 from bert_tf import metrics as metrics_lib
 from bert_tf.tasks.table_reader import DataError, read_rows
-from bert_tf.tasks.text_batches import text_batches
+from bert_tf.tasks.text_batches import text_batches, traced_preprocessor
 
 METRICS = {
     "accuracy": metrics_lib.accuracy,
@@ -147,22 +145,12 @@ def make_dataset(examples, preprocessor, batch_size, training=False, seed=0, ski
     """
     texts = (examples.text_a,) if examples.text_b is None else (examples.text_a, examples.text_b)
     return text_batches(texts, examples.labels, len(examples),
-                        _traced_pack(preprocessor), batch_size, training,
+                        _pack(traced_preprocessor(preprocessor)), batch_size, training,
                         seed, skip_batches, padding=preprocessor.padding)
 
 
-# One traced tokenizer graph per preprocessor, reused by every dataset built on it: each
-# `Dataset.map` otherwise traces the preprocessor's ragged graph anew (~1.4 s on 2 cores, 8 times
-# in a 2-epoch run_classifier run: each epoch's training and dev batches, test predictions).
-_PACKS = weakref.WeakKeyDictionary()
-
-
-def _traced_pack(preprocessor):
-    if preprocessor not in _PACKS:
-        held = weakref.ref(preprocessor)  # the cached function must not keep its key alive
-        _PACKS[preprocessor] = tf.function(lambda batch: held()(_segments(batch)),
-                                           reduce_retracing=True)
-    return _PACKS[preprocessor]
+def _pack(preprocessor):
+    return lambda batch: preprocessor(_segments(batch))
 
 
 def _segments(texts):
