@@ -12,7 +12,7 @@ import numpy as np
 import tensorflow as tf
 
 from bert_tf.tasks.table_reader import DataError, read_rows
-from bert_tf.tasks.text_batches import text_batches
+from bert_tf.tasks.text_batches import text_batches, traced_preprocessor
 
 NUM_CHOICES = 4
 
@@ -62,9 +62,11 @@ def make_dataset(examples, preprocessor, batch_size, training=False, seed=0, ski
     contexts = np.repeat(np.asarray(examples.contexts, object)[:, None], num_choices, axis=1)
     texts = (contexts.astype(str), np.asarray(examples.choices, str))
 
+    traced = traced_preprocessor(preprocessor)
+
     def pack(texts):
         first, second = texts
-        inputs = preprocessor((tf.reshape(first, [-1]), tf.reshape(second, [-1])))
+        inputs = traced((tf.reshape(first, [-1]), tf.reshape(second, [-1])))
         return {name: tf.reshape(value, [-1, num_choices, tf.shape(value)[-1]])
                 for name, value in inputs.items()}
 

@@ -141,10 +141,34 @@ def test_an_existing_model_directory_is_not_overwritten(tmp_path, inputs):
     assert _snapshot(model_dir) == before
 
 
+@pytest.fixture(scope="module")
+def finished_run(inputs, tmp_path_factory):
+    """`(output_dir, CompletedProcess)` of one 4-step run: the run the rerun test reruns and
+    the init checkpoint of the wrong size (one run for both; either order passes: the
+    rerun test only resumes the finished run, which keeps its size)."""
+    output_dir = tmp_path_factory.mktemp("finished") / "run"
+    return output_dir, _run(output_dir, *_flags(inputs, output_dir=output_dir))
+
+
 @pytest.mark.slow
-def test_rerun_with_other_settings_touches_nothing_and_same_settings_resume(tmp_path, inputs):
-    output_dir = tmp_path / "run"
-    first = _run(tmp_path, *_flags(inputs, output_dir=output_dir))
+def test_init_checkpoint_of_another_size_and_a_missing_tpu_are_one_line(tmp_path, inputs,
+                                                                        finished_run):
+    small, first = finished_run
+    assert first.returncode == 0, first.stderr[-3000:]
+    bigger = write_config(tmp_path / "bigger.json", hidden_size=24)
+    result = _run(tmp_path, *_flags(inputs, output_dir=tmp_path / "big", bert_config_file=bigger,
+                                    init_checkpoint=small))
+    _assert_one_line_error(result, "init_checkpoint", "does not match the model")
+    assert len(result.stderr.strip().split("\n")) < 5, result.stderr[-3000:]
+    tpu = _run(tmp_path, *_flags(inputs, output_dir=tmp_path / "tpu",
+                                 distribution_strategy="tpu"))
+    _assert_one_line_error(tpu, "--distribution_strategy=tpu: cannot reach TPU 'local'")
+
+
+@pytest.mark.slow
+def test_rerun_with_other_settings_touches_nothing_and_same_settings_resume(tmp_path, inputs,
+                                                                           finished_run):
+    output_dir, first = finished_run
     assert first.returncode == 0, first.stderr[-3000:]
     assert "Traceback" not in first.stderr
     assert "step 4/4" in first.stderr and "I1" not in first.stderr  # no absl prefix on console
@@ -161,20 +185,6 @@ def test_helpshort_lists_the_run_flags_and_exits_zero(tmp_path):
     result = _run(tmp_path, "--helpshort")
     assert result.returncode == 0, result.stderr[-2000:]
     assert "--train_batch_size" in result.stdout and "--num_train_steps" in result.stdout
-
-
-@pytest.mark.slow
-def test_init_checkpoint_of_another_size_and_a_missing_tpu_are_one_line(tmp_path, inputs):
-    first = _run(tmp_path, *_flags(inputs, output_dir=tmp_path / "small"))
-    assert first.returncode == 0, first.stderr[-3000:]
-    bigger = write_config(tmp_path / "bigger.json", hidden_size=24)
-    result = _run(tmp_path, *_flags(inputs, output_dir=tmp_path / "big", bert_config_file=bigger,
-                                    init_checkpoint=tmp_path / "small"))
-    _assert_one_line_error(result, "init_checkpoint", "does not match the model")
-    assert len(result.stderr.strip().split("\n")) < 5, result.stderr[-3000:]
-    tpu = _run(tmp_path, *_flags(inputs, output_dir=tmp_path / "tpu",
-                                 distribution_strategy="tpu"))
-    _assert_one_line_error(tpu, "--distribution_strategy=tpu: cannot reach TPU 'local'")
 
 
 @pytest.mark.parametrize("level", [None, "2"])
