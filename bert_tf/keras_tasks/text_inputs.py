@@ -17,6 +17,7 @@ import tensorflow as tf
 
 from bert_tf.data.length_bucketing import length_sorted_batches
 from bert_tf.errors import UserError
+from bert_tf.tokenization.bert_preprocessor import traced_preprocessor
 
 DEFAULT_BATCH_SIZE = 32
 
@@ -121,8 +122,10 @@ def text_dataset(preprocessor, x, y=None, sample_weight=None, batch_size=None, s
       TaskInputError: see `text_columns`; labels refused by `check_labels`; a dataset of other
         elements, `batch_size` or `group_by_length` with a dataset.
     """
+    traced = traced_preprocessor(preprocessor)
+
     def preprocess(texts, *rest):
-        return (preprocessor(texts), *rest)
+        return (traced(texts), *rest)
 
     if isinstance(x, tf.data.Dataset):
         if y is not None or sample_weight is not None:

@@ -12,7 +12,8 @@ import numpy as np
 import tensorflow as tf
 
 from bert_tf.tasks.table_reader import DataError, read_rows
-from bert_tf.tasks.text_batches import text_batches, traced_preprocessor
+from bert_tf.tasks.text_batches import text_batches
+from bert_tf.tokenization.bert_preprocessor import traced_preprocessor
 
 NUM_CHOICES = 4
 

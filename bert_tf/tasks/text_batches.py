@@ -9,8 +9,6 @@ random across lengths. Evaluation and prediction batches keep the input order, e
 its own longest sequence, so results line up with the examples without any reordering.
 """
 
-import weakref
-
 import tensorflow as tf
 
 from bert_tf.data.length_bucketing import length_sorted_batches, trim_to_longest
@@ -45,27 +43,6 @@ def batches(elements, count, pack, batch_size, training=False, seed=0, skip_batc
         dataset = dataset.batch(batch_size, drop_remainder=training)
     dataset = dataset.skip(skip_batches)
     return dataset.map(pack, num_parallel_calls=tf.data.AUTOTUNE).prefetch(tf.data.AUTOTUNE)
-
-
-# One traced preprocessor graph per preprocessor, reused by every dataset built on it.
-_TRACED = weakref.WeakKeyDictionary()
-
-
-def traced_preprocessor(preprocessor):
-    """`preprocessor` (a `BertPreprocessor`) as a `tf.function`, one per preprocessor.
-
-    Each `Dataset.map` over the preprocessor itself traced its ragged tokenizer graph anew
-    (~1.4 s on 2 cores; a 2-epoch fine-tuning run builds 8 datasets: each epoch's training
-    and dev batches, the test predictions); a map over this calls the one traced graph.
-
-    Example:
-    >>> pack = traced_preprocessor(preprocessor)  # doctest: +SKIP
-    >>> dataset.map(lambda texts, labels: (pack(texts), labels))  # doctest: +SKIP
-    """
-    if preprocessor not in _TRACED:
-        held = weakref.ref(preprocessor)  # the cached function must not keep its key alive
-        _TRACED[preprocessor] = tf.function(lambda inputs: held()(inputs), reduce_retracing=True)
-    return _TRACED[preprocessor]
 
 
 def packed_lengths(mask):
