@@ -50,6 +50,7 @@ from bert_tf.tokenization.bert_tokenizer import BertTokenizer
 
 MAX_WINDOW_BYTES = 1 << 30
 _EXAMPLE_SHUFFLE = 1000
+_TRAIN_PREFETCH = 32
 _CYCLE_LENGTH = 8
 # Python's str.strip() whitespace (so blank lines match document_reader's), for RE2.
 _SPACE = r"[\t-\r\x{1c}-\x{20}\x{85}\p{Z}]"
@@ -387,7 +388,11 @@ def dynamic_pretraining_dataset(text_patterns, vocab_file, lower_case, batch_siz
     # CPU; without it AUTOTUNE maps use every core, and prefetch keeps its own buffer tuning.
     options = tf.data.Options()
     options.autotune.enabled = False
-    return batches.prefetch(tf.data.AUTOTUNE).with_options(options)
+    # Training: a new epoch's first batch waits for its whole window of examples (~1 s of
+    # serial work on the demo corpus), and the stages before hold no batches across that
+    # boundary; a buffer of _TRAIN_PREFETCH batches lets the pipeline finish the next window
+    # while the step trains on the buffer (the demo stalled ~1 s at each of its 22 epochs).
+    return batches.prefetch(_TRAIN_PREFETCH if is_training else tf.data.AUTOTUNE).with_options(options)
 
 
 def _examples(documents, window, is_training, seed, seq_length, short_seq_prob, use_next_sentence, tokenizer):
