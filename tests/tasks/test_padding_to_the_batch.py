@@ -11,7 +11,8 @@ import pytest
 import tensorflow as tf
 
 from bert_tf.models import BertClassifier, BertEncoder, BertSpanLabeler, BertTokenClassifier
-from bert_tf.tasks import conll, sentence_task, squad_features, squad_postprocess, squad_reader
+from bert_tf.tasks import (conll, sentence_task, squad_features, squad_postprocess, squad_reader,
+                           task_adapter)
 from bert_tf.tasks.adapters import classifier_adapter
 from bert_tf.tasks.finetuning import run_finetuning
 from bert_tf.tasks.options import FinetuningOptions
@@ -82,6 +83,11 @@ def test_ner_logits_and_tags_equal_fixed_length(vocab, encoder):
     np.testing.assert_allclose(longest[real], fixed[:, :longest.shape[1]][real], atol=1e-5)
     assert conll.predicted_tags(sentences, features, longest, names) == \
         conll.predicted_tags(sentences, features, fixed, names)
+    # One graph per batch shape of the model's datasets, the partial last batch included, kept
+    # for the next evaluation (a fine-tuning run evaluates after every epoch).
+    again = predict_outputs(model, conll.make_dataset(features, 4, padding="fixed"))
+    np.testing.assert_array_equal(again, fixed)
+    assert task_adapter._forward(model).experimental_get_tracing_count() == 2
 
 
 def test_squad_spans_equal_fixed_length(vocab, encoder):
