@@ -17,7 +17,7 @@ import tensorflow as tf
 
 from bert_tf.data.length_bucketing import length_sorted_batches
 from bert_tf.errors import UserError
-from bert_tf.tokenization.bert_preprocessor import traced_preprocessor
+from bert_tf.layers.traced_call import traced_call
 
 DEFAULT_BATCH_SIZE = 32
 
@@ -122,7 +122,7 @@ def text_dataset(preprocessor, x, y=None, sample_weight=None, batch_size=None, s
       TaskInputError: see `text_columns`; labels refused by `check_labels`; a dataset of other
         elements, `batch_size` or `group_by_length` with a dataset.
     """
-    traced = traced_preprocessor(preprocessor)
+    traced = traced_call(preprocessor)
 
     def preprocess(texts, *rest):
         return (traced(texts), *rest)

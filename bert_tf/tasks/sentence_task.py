@@ -6,9 +6,9 @@ import os
 import numpy as np
 
 from bert_tf import metrics as metrics_lib
+from bert_tf.layers.traced_call import traced_call
 from bert_tf.tasks.table_reader import DataError, read_rows
 from bert_tf.tasks.text_batches import text_batches
-from bert_tf.tokenization.bert_preprocessor import traced_preprocessor
 
 METRICS = {
     "accuracy": metrics_lib.accuracy,
@@ -145,7 +145,7 @@ def make_dataset(examples, preprocessor, batch_size, training=False, seed=0, ski
     unless its padding is "fixed", training batches are sorted by length (`text_batches`).
     """
     texts = (examples.text_a,) if examples.text_b is None else (examples.text_a, examples.text_b)
-    traced = traced_preprocessor(preprocessor)
+    traced = traced_call(preprocessor)
     return text_batches(texts, examples.labels, len(examples),
                         lambda batch: traced(_segments(batch)), batch_size, training,
                         seed, skip_batches, padding=preprocessor.padding)

@@ -11,9 +11,9 @@ import dataclasses
 import numpy as np
 import tensorflow as tf
 
+from bert_tf.layers.traced_call import traced_call
 from bert_tf.tasks.table_reader import DataError, read_rows
 from bert_tf.tasks.text_batches import text_batches
-from bert_tf.tokenization.bert_preprocessor import traced_preprocessor
 
 NUM_CHOICES = 4
 
@@ -63,7 +63,7 @@ def make_dataset(examples, preprocessor, batch_size, training=False, seed=0, ski
     contexts = np.repeat(np.asarray(examples.contexts, object)[:, None], num_choices, axis=1)
     texts = (contexts.astype(str), np.asarray(examples.choices, str))
 
-    traced = traced_preprocessor(preprocessor)
+    traced = traced_call(preprocessor)
 
     def pack(texts):
         first, second = texts

@@ -2,11 +2,11 @@
 share."""
 
 import dataclasses
-import weakref
 
 import numpy as np
 import tensorflow as tf
 
+from bert_tf.layers.traced_call import traced_call
 from bert_tf.tasks.table_reader import DataError
 
 
@@ -50,7 +50,7 @@ def predict_outputs(model, dataset):
     Raises:
       DataError: the dataset has no batch.
     """
-    forward = _forward(model)
+    forward = traced_call(model, training=False)
     inputs_spec = dataset.element_spec
     inputs_spec = inputs_spec[0] if isinstance(inputs_spec, tuple) else inputs_spec
     # Traced once for the dataset's batch shapes (the batch size is None there), so the last,
@@ -63,23 +63,6 @@ def predict_outputs(model, dataset):
     if not outputs:
         raise DataError("No batches to predict on: the dataset is empty.")
     return tf.nest.map_structure(_concatenate_padded, *outputs)
-
-
-_FORWARD = weakref.WeakKeyDictionary()
-
-
-def _forward(model):
-    """`model(inputs, training=False)` as a `tf.function`, one per model.
-
-    A new function for every `predict_outputs` call traced the model anew, twice (full and
-    partial batches): ~4 s a trace for MiniLM on 2 cores, plus ~2 s of graph optimisation on
-    its first run, at every epoch's dev evaluation of a fine-tuning run.
-    """
-    if model not in _FORWARD:
-        held = weakref.ref(model)  # the cached function must not keep its key alive
-        _FORWARD[model] = tf.function(lambda inputs: held()(inputs, training=False),
-                                      reduce_retracing=True)
-    return _FORWARD[model]
 
 
 def _concatenate_padded(*parts):

@@ -4,7 +4,6 @@ import contextlib
 import os
 import shutil
 import tempfile
-import weakref
 
 import keras
 import tensorflow as tf
@@ -254,24 +253,3 @@ class BertPreprocessor(keras.layers.Layer):
                       bucket_lengths=list(self.bucket_lengths))
         return config
 
-
-# One traced preprocessor graph per preprocessor, reused by every dataset built on it.
-_TRACED = weakref.WeakKeyDictionary()
-
-
-def traced_preprocessor(preprocessor):
-    """`preprocessor` (a `BertPreprocessor`) as a `tf.function`, one per preprocessor.
-
-    Each `Dataset.map` over the preprocessor itself traced its ragged tokenizer graph anew
-    (~1.4 s on 2 cores; a 2-epoch fine-tuning run builds 8 datasets: each epoch's training
-    and dev batches, the test predictions; a Keras task model one per `fit`, `evaluate` and
-    `predict`); a map over this calls the one traced graph.
-
-    Example:
-    >>> pack = traced_preprocessor(preprocessor)  # doctest: +SKIP
-    >>> dataset.map(lambda texts, labels: (pack(texts), labels))  # doctest: +SKIP
-    """
-    if preprocessor not in _TRACED:
-        held = weakref.ref(preprocessor)  # the cached function must not keep its key alive
-        _TRACED[preprocessor] = tf.function(lambda inputs: held()(inputs), reduce_retracing=True)
-    return _TRACED[preprocessor]

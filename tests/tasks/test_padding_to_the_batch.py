@@ -11,8 +11,8 @@ import pytest
 import tensorflow as tf
 
 from bert_tf.models import BertClassifier, BertEncoder, BertSpanLabeler, BertTokenClassifier
-from bert_tf.tasks import (conll, sentence_task, squad_features, squad_postprocess, squad_reader,
-                           task_adapter)
+from bert_tf.layers.traced_call import traced_call
+from bert_tf.tasks import conll, sentence_task, squad_features, squad_postprocess, squad_reader
 from bert_tf.tasks.adapters import classifier_adapter
 from bert_tf.tasks.finetuning import run_finetuning
 from bert_tf.tasks.options import FinetuningOptions
@@ -87,7 +87,7 @@ def test_ner_logits_and_tags_equal_fixed_length(vocab, encoder):
     # for the next evaluation (a fine-tuning run evaluates after every epoch).
     again = predict_outputs(model, conll.make_dataset(features, 4, padding="fixed"))
     np.testing.assert_array_equal(again, fixed)
-    assert task_adapter._forward(model).experimental_get_tracing_count() == 2
+    assert traced_call(model, training=False).experimental_get_tracing_count() == 2
 
 
 def test_squad_spans_equal_fixed_length(vocab, encoder):
