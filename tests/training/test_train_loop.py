@@ -1,5 +1,7 @@
 """The generic loop: replicas, accumulation, NaN stop, eval (resume: tests/integration)."""
 
+import time
+
 import keras
 import numpy as np
 import pytest
@@ -110,6 +112,13 @@ def test_evaluate_reads_the_held_out_batches_once(strategy_name, tiny_config, in
             return batch
         return dataset_fn(4)(context).map(count)
 
+    trainer.start_reading(counted, max_steps=3)  # What a training run does before its loop.
+    if strategy_name == "one_device":  # tf.distribute's multi-device iterator starts lazily.
+        waited = 0.0
+        while not reads and waited < 60:
+            time.sleep(0.05)
+            waited += 0.05
+        assert reads, "start_reading did not start the held-out pipeline"
     first = trainer.evaluate(counted, max_steps=3)
     second = trainer.evaluate(counted, max_steps=3)
     assert second == first
