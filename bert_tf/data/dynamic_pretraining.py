@@ -159,9 +159,9 @@ def _tokenized(documents, tokenizer, batch_size=64):
     return batches.unbatch().filter(lambda key, tokens: tokens.nrows() > 0)
 
 
-def _target_length(seed, count, max_num_tokens, short_seq_prob):
+def _target_length(chunk_seed, max_num_tokens, short_seq_prob):
     """A chunk's target length: `max_num_tokens`, or with `short_seq_prob` a random one in [2, max]."""
-    draws = tf.random.stateless_uniform([2], seed=tf.random.experimental.stateless_fold_in(seed, count))
+    draws = tf.random.stateless_uniform([2], seed=chunk_seed)
     short = 2 + tf.cast(draws[1] * tf.cast(max_num_tokens - 1, tf.float32), tf.int64)
     return tf.where(draws[0] < short_seq_prob, short, tf.cast(max_num_tokens, tf.int64))
 
@@ -171,7 +171,7 @@ def _first_reaching(offsets, value):
     return tf.searchsorted(offsets, tf.reshape(value, [1]), out_type=tf.int64)[0]
 
 
-def _pair(index, start, end, target, offsets, doc_starts, doc, seed, max_num_tokens):
+def _pair(chunk_seed, start, end, target, offsets, doc_starts, doc, max_num_tokens):
     """Piece ranges and label of one chunk's NSP pair: (a start, a length, b start, b length, label, valid).
 
     A is the chunk's first sentences up to a random one; with probability 0.5 (or if the chunk has
@@ -179,7 +179,7 @@ def _pair(index, start, end, target, offsets, doc_starts, doc, seed, max_num_tok
     whole sentences until `target` pieces in all (NotNext, label 1); else B is the chunk's rest.
     Both are cut as `truncate_seq_pair` does, the cut split at random between front and back.
     """
-    seeds = tf.random.experimental.stateless_split(tf.random.experimental.stateless_fold_in(seed, index), num=4)
+    seeds = tf.random.experimental.stateless_split(chunk_seed, num=4)
     draws = tf.random.stateless_uniform([4], seed=seeds[0])
     num_docs = tf.size(doc_starts, out_type=tf.int64) - 1
     num_sentences = end - start
@@ -226,29 +226,30 @@ def _example_ranges(tokens, seed, max_num_tokens, short_seq_prob, use_next_sente
     doc_of = tf.cast(tokens.value_rowids(), tf.int64)
     doc_starts = tf.cast(tokens.row_splits, tf.int64)
     num_sentences = tf.size(lengths, out_type=tf.int64)
-    fields = 6 if use_next_sentence else 3
+    # A chunk's seed is `stateless_fold_in(seed, index)`, i.e. [draw keyed by seed, index]: the
+    # draw is the same for every chunk, so it is made once here, not in each of ~13k iterations.
+    folded = tf.random.stateless_uniform([], seed=seed, dtype=tf.int64, minval=None, maxval=None)
 
     def body(index, start, checked, outputs):
-        target = _target_length(seed, index, max_num_tokens, short_seq_prob)
+        chunk_seed = tf.stack([folded, index])
+        target = _target_length(chunk_seed, max_num_tokens, short_seq_prob)
         doc_end = doc_starts[doc_of[start] + 1]
         reached = tf.maximum(_first_reaching(offsets, offsets[start] + target),
                              start + 2 - tf.cast(checked, tf.int64))
         end = tf.minimum(reached, doc_end)
         if use_next_sentence:
-            values = _pair(index, start, end, target, offsets, doc_starts, doc_of[start], seed, max_num_tokens)
+            values = _pair(chunk_seed, start, end, target, offsets, doc_starts, doc_of[start], max_num_tokens)
         else:
             values = (offsets[start], tf.minimum(offsets[end] - offsets[start], max_num_tokens), tf.constant(True))
-        outputs = [array.write(tf.cast(index, tf.int32), tf.cast(value, array.dtype))
-                   for array, value in zip(outputs, values)]
-        return index + 1, end, reached <= doc_end, outputs
+        row = tf.stack([tf.cast(value, tf.int64) for value in values])
+        return index + 1, end, reached <= doc_end, outputs.write(tf.cast(index, tf.int32), row)
 
-    arrays = [tf.TensorArray(tf.int64 if i < fields - 1 else tf.bool, size=0, dynamic_size=True)
-              for i in range(fields)]
-    _, _, _, arrays = tf.while_loop(lambda index, start, *unused: start < num_sentences, body,
-                                    (tf.constant(0, tf.int64), tf.constant(0, tf.int64), tf.constant(True), arrays))
-    values = [array.stack() for array in arrays]
-    valid = values[-1]
-    values = [tf.boolean_mask(value, valid) for value in values[:-1]]
+    rows = tf.TensorArray(tf.int64, size=0, dynamic_size=True, element_shape=[6 if use_next_sentence else 3])
+    _, _, _, rows = tf.while_loop(lambda index, start, *unused: start < num_sentences, body,
+                                  (tf.constant(0, tf.int64), tf.constant(0, tf.int64), tf.constant(True), rows))
+    rows = rows.stack()
+    rows = tf.boolean_mask(rows[:, :-1], rows[:, -1] > 0)  # Drop chunks that make no example.
+    values = tf.unstack(rows, axis=1)
     if not use_next_sentence:
         zeros = tf.zeros_like(values[0])
         values = [values[0], values[1], zeros, zeros, zeros]
