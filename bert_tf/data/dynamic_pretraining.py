@@ -244,12 +244,12 @@ def _example_ranges(tokens, seed, max_num_tokens, short_seq_prob, use_next_sente
         row = tf.stack([tf.cast(value, tf.int64) for value in values])
         return index + 1, end, reached <= doc_end, outputs.write(tf.cast(index, tf.int32), row)
 
-    rows = tf.TensorArray(tf.int64, size=0, dynamic_size=True, element_shape=[6 if use_next_sentence else 3])
-    _, _, _, rows = tf.while_loop(lambda index, start, *unused: start < num_sentences, body,
-                                  (tf.constant(0, tf.int64), tf.constant(0, tf.int64), tf.constant(True), rows))
-    rows = rows.stack()
-    rows = tf.boolean_mask(rows[:, :-1], rows[:, -1] > 0)  # Drop chunks that make no example.
-    values = tf.unstack(rows, axis=1)
+    chunks = tf.TensorArray(tf.int64, size=0, dynamic_size=True, element_shape=[6 if use_next_sentence else 3])
+    _, _, _, chunks = tf.while_loop(lambda index, start, *unused: start < num_sentences, body,
+                                    (tf.constant(0, tf.int64), tf.constant(0, tf.int64), tf.constant(True), chunks))
+    chunks = chunks.stack()
+    chunks = tf.boolean_mask(chunks[:, :-1], chunks[:, -1] > 0)  # Drop chunks that make no example.
+    values = tf.unstack(chunks, axis=1)
     if not use_next_sentence:
         zeros = tf.zeros_like(values[0])
         values = [values[0], values[1], zeros, zeros, zeros]
