@@ -44,6 +44,17 @@ class BertTaskModel(keras.Model):
         """The constructor arguments other than `encoder`."""
         raise NotImplementedError
 
+    def fit(self, *args, **kwargs):
+        # Without a distribution strategy, Keras's TensorFlow trainer leaves the optimizer to
+        # be built inside the first traced train step; a tf.function whose first trace makes
+        # variables traces again, so every model's first `fit` traced its step twice. Built
+        # here, as Keras's own `compile_from_config` builds it, the step is traced once.
+        optimizer = getattr(self, "optimizer", None)  # unset before `compile()`
+        if optimizer is not None and not optimizer.built:
+            with self.distribute_strategy.scope():
+                optimizer.build(self.trainable_variables)
+        return super().fit(*args, **kwargs)
+
     def checkpoint_items(self):
         """Objects for `tf.train.Checkpoint`: the encoder under `encoder`, the head as `head`."""
         return {"encoder": self.encoder, "head": self.head}

@@ -8,7 +8,7 @@ from bert_tf.models import (BertClassifier, BertEncoder, BertMultipleChoice, Ber
                             BertSpanLabeler, BertTokenClassifier)
 from bert_tf.models.frozen_bert_features import FrozenBertFeatures
 from bert_tf.models.task_model import BertTaskModel, dropout_and_dense
-from tests.models.conftest import TINY
+from tests.models.conftest import TINY, encoder_batch
 
 
 def test_task_model_shares_the_encoder_instance():
@@ -55,3 +55,30 @@ def test_a_non_encoder_is_refused():
 def test_every_task_model_refuses_a_non_encoder_first(build):
     with pytest.raises(TypeError, match="BertEncoder.*received Dense"):
         build(keras.layers.Dense(3))
+
+
+def test_first_fit_traces_its_train_step_once_and_trains_as_keras_deferred_build_does():
+    # Keras (TensorFlow, no strategy) builds the optimizer inside the first traced step, and a
+    # tf.function whose first trace makes variables traces it twice; BertTaskModel.fit builds
+    # it first. Same weights and optimizer state as Keras's own deferred build.
+    batch = encoder_batch()
+    labels = np.array([0, 1, 1], np.int32)
+    results = {}
+    for fit in (BertTaskModel.fit, keras.Model.fit):
+        keras.utils.set_random_seed(0)
+        model = BertClassifier(BertEncoder(TINY), num_classes=2)
+        model.compile(optimizer=keras.optimizers.AdamW(1e-3),
+                      loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+        traces = []
+
+        def counted(data, step=model.train_step):
+            traces.append(1)
+            return step(data)
+
+        model.train_step = counted
+        fit(model, batch, labels, batch_size=3, epochs=2, verbose=0)
+        results[fit] = (len(traces), [v.numpy() for v in model.weights + model.optimizer.variables])
+    (ours, ours_values), (keras_traces, keras_values) = results.values()
+    assert (ours, keras_traces) == (1, 2)
+    for a, b in zip(ours_values, keras_values, strict=True):
+        np.testing.assert_array_equal(a, b)
