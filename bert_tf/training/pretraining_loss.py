@@ -11,7 +11,6 @@ carry equally many predictions, as full-length examples do).
 import numpy as np
 import tensorflow as tf
 
-from bert_tf.training.accuracy import top1_correct
 from bert_tf.training.cross_entropy import sparse_cross_entropy
 
 
@@ -30,20 +29,19 @@ def pretraining_loss_fn(global_batch_size, use_next_sentence=True):
         weights = tf.cast(batch["masked_lm_weights"], tf.float32)  # [B, P]
         labels = tf.cast(batch["masked_lm_ids"], tf.int32)
         logits = tf.cast(outputs["mlm_logits"], tf.float32)  # [B, P, V]
-        token_loss = sparse_cross_entropy(labels, logits)  # [B, P]
+        token_loss, correct = sparse_cross_entropy(labels, logits)  # [B, P] each
         per_example = tf.math.divide_no_nan(tf.reduce_sum(token_loss * weights, axis=1),
                                             tf.reduce_sum(weights, axis=1))  # [B]
-        correct = top1_correct(logits, labels)
         count = tf.reduce_sum(weights)
         metrics = {"mlm_accuracy": (tf.reduce_sum(correct * weights), count),
                    "mlm_loss": (tf.reduce_sum(token_loss * weights), count)}
         if use_next_sentence:
             nsp_labels = tf.reshape(tf.cast(batch["next_sentence_labels"], tf.int32), [-1])
             nsp_logits = tf.cast(outputs["nsp_logits"], tf.float32)  # [B, 2]
-            nsp_loss = sparse_cross_entropy(nsp_labels, nsp_logits)
+            nsp_loss, nsp_correct = sparse_cross_entropy(nsp_labels, nsp_logits)
             per_example += nsp_loss
             examples = tf.cast(tf.size(nsp_labels), tf.float32)
-            metrics["nsp_accuracy"] = (tf.reduce_sum(top1_correct(nsp_logits, nsp_labels)), examples)
+            metrics["nsp_accuracy"] = (tf.reduce_sum(nsp_correct), examples)
             metrics["nsp_loss"] = (tf.reduce_sum(nsp_loss), examples)
         loss = tf.nn.compute_average_loss(per_example, global_batch_size=global_batch_size)
         return loss, metrics

@@ -1,4 +1,4 @@
-"""sparse_cross_entropy against TF's fused kernel: values and gradients."""
+"""sparse_cross_entropy against TF's fused kernel (values, gradients) and argmax (correct)."""
 
 import numpy as np
 import pytest
@@ -16,12 +16,14 @@ def test_values_and_gradients_equal_tf_kernel(shape, scale):
     upstream = tf.constant(rng.normal(size=shape[:-1]), tf.float32)
     with tf.GradientTape(persistent=True) as tape:
         tape.watch(logits)
-        ours = sparse_cross_entropy(labels, logits)
+        ours, correct = sparse_cross_entropy(labels, logits)
         reference = tf.nn.sparse_softmax_cross_entropy_with_logits(labels, logits)
         ours_sum, reference_sum = (tf.reduce_sum(x * upstream) for x in (ours, reference))
     np.testing.assert_allclose(ours, reference, rtol=1e-6, atol=1e-5)
     np.testing.assert_allclose(tape.gradient(ours_sum, logits),
                                tape.gradient(reference_sum, logits), atol=1e-6)
+    np.testing.assert_array_equal(correct, np.float32(np.argmax(logits, -1) == labels.numpy()))
+    assert tape.gradient(tf.reduce_sum(correct), logits) is None
 
 
 def test_out_of_range_label_raises():
