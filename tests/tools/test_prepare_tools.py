@@ -6,8 +6,6 @@ import pytest
 
 from tests.tools.conftest import assert_helpshort, assert_user_error, run_tool, snapshot
 
-pytestmark = pytest.mark.slow  # each case starts a Python process
-
 
 def assert_tensorflow_never_imported(result):
     """Neither tool needs TensorFlow for local files (bert_tf.file_io; cli's import is lazy).
