@@ -14,7 +14,7 @@ PACKAGE = os.path.join(os.path.dirname(__file__), "..", "bert_tf")
 
 # Bottom to top. Same level: siblings that never import each other.
 LEVELS = {
-    "errors": 0, "options": 1, "dtype_policy": 1,
+    "errors": 0, "options": 1, "dtype_policy": 1, "file_io": 1,
     "configs": 2, "layers": 3, "model_dir_reader": 3, "models": 4,
     "tokenization": 5, "metrics": 5, "checkpoints": 6, "data": 6,
     "training": 7, "inference": 7, "export": 7, "tasks": 8,

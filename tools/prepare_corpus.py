@@ -30,7 +30,7 @@ from bert_tf import cli  # first: quiets TensorFlow's C++ start-up lines
 
 from absl import flags  # noqa: E402
 
-from bert_tf.checkpoints.model_dir import refuse_existing  # noqa: E402
+from bert_tf.file_io import refuse_existing  # noqa: E402
 from bert_tf.data import sentence_splitter  # noqa: E402
 from bert_tf.data.document_reader import InputError  # noqa: E402
 from bert_tf.tasks.table_reader import read_text, split_lines  # noqa: E402

@@ -24,7 +24,8 @@ import shutil
 import tensorflow as tf
 from absl import logging
 
-from bert_tf.errors import UserError
+# Re-exported: the model directory's API; they live below (file_io) for tools without TensorFlow.
+from bert_tf.file_io import OutputExistsError, refuse_existing  # noqa: F401
 from bert_tf.model_dir_reader import (  # noqa: F401  (re-exported: the model directory's API)
     CHECKPOINT_PREFIX,
     CONFIG_NAME,
@@ -45,23 +46,6 @@ HEADS = ("encoder", "pretrainer", "classifier", "token_classifier", "span_labele
          "multiple_choice")
 # `task` values written before `head` existed.
 _OLD_TASK_NAMES = {"pretraining": "pretrainer"}
-
-
-class OutputExistsError(UserError, FileExistsError):
-    """An output path already exists; nothing was written, nothing is overwritten."""
-
-
-def refuse_existing(path, what="output", flag=None):
-    """Raises `OutputExistsError` if `path` exists (a folder counts only when not empty).
-
-    Entry points call it before any work, so a refused run leaves every old file as it was.
-    """
-    if tf.io.gfile.isdir(path) and not tf.io.gfile.listdir(path):
-        return
-    if tf.io.gfile.exists(path):
-        named = f"--{flag}={path}" if flag else path
-        raise OutputExistsError(f"{named}: the {what} already exists; nothing was written. "
-                                "Choose a new path or remove the old one.")
 
 
 def write_model_dir(model_dir, config, vocab_file=None, info=None, **objects):

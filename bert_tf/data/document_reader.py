@@ -10,8 +10,8 @@ import dataclasses
 import gzip
 
 from absl import logging
-import tensorflow as tf
 
+from bert_tf import file_io
 from bert_tf.errors import UserError
 
 
@@ -47,7 +47,7 @@ def expand_input_patterns(patterns):
     for pattern in (p.strip() for group in patterns for p in group.split(",")):
         if not pattern:
             continue
-        matches = tf.io.gfile.glob(pattern)
+        matches = file_io.glob(pattern)
         if not matches:
             raise InputError(f"input pattern {pattern!r} matches no file")
         files.update(matches)
@@ -57,7 +57,7 @@ def expand_input_patterns(patterns):
 
 
 def _open_lines(path):
-    raw = tf.io.gfile.GFile(path, "rb")
+    raw = file_io.open_file(path, "rb")
     return gzip.GzipFile(fileobj=raw, mode="rb") if path.endswith(".gz") else raw
 
 

@@ -39,7 +39,7 @@ class MultipleChoiceServing(BertServingModule):
         width = tf.shape(packed["input_word_ids"])[1]  # the packed width, W <= seq_length
         inputs = {name: tf.reshape(packed[name], [shape[0], shape[1], width])
                   for name in ENCODER_INPUTS}
-        return self.tokenized_outputs(inputs)
+        return self.served_tokenized(inputs)
 
     def text_specs(self):
         return {"text_a": tf.TensorSpec([None], tf.string, name="text_a"),

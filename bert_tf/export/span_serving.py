@@ -60,7 +60,7 @@ class SpanServing(BertServingModule):
         question = tokenizer.tokenize(texts["text_a"])
         context, starts, ends = tokenizer.tokenize_with_offsets(texts["text_b"])
         inputs = self.preprocessor.bert_pack_inputs([question, context])
-        outputs = self.tokenized_outputs(inputs)
+        outputs = self.served_tokenized(inputs)
 
         # Packed as [CLS] question [SEP] context [SEP]; truncation keeps a prefix of each, so
         # position p holds context piece p - (kept question + 2) for the kept context pieces.

@@ -33,7 +33,7 @@ class TokenClassifierServing(BertServingModule):
     def text_outputs(self, texts):
         ids, starts, ends = self.preprocessor.tokenizer.tokenize_with_offsets(texts["text"])
         inputs = self.preprocessor.bert_pack_inputs([ids])
-        outputs = self.tokenized_outputs(inputs)
+        outputs = self.served_tokenized(inputs)
 
         # Packed as [CLS] pieces [SEP]: a word's first piece sits after [CLS] and all pieces
         # of the words before it; it has a label if truncation kept it.

@@ -12,8 +12,7 @@ import csv
 import json
 import os
 
-import tensorflow as tf
-
+from bert_tf import file_io
 from bert_tf.errors import UserError
 
 FORMATS = ("tsv", "csv", "jsonl")
@@ -39,11 +38,11 @@ def read_text(path):
     Raises:
       DataError: the file is missing, is a folder, or is not valid UTF-8 (line and column named).
     """
-    if not tf.io.gfile.exists(path):
+    if not file_io.exists(path):
         raise DataError(f"Data file not found: {path}")
-    if tf.io.gfile.isdir(path):
+    if file_io.isdir(path):
         raise DataError(f"{path} is a folder; expected a data file.")
-    with tf.io.gfile.GFile(path, "rb") as f:
+    with file_io.open_file(path, "rb") as f:
         data = f.read()
     try:
         return data.decode("utf-8")

@@ -5,8 +5,8 @@ import json
 import os
 
 import numpy as np
-import tensorflow as tf
 
+from bert_tf import file_io
 from bert_tf.tasks.table_reader import DataError
 
 
@@ -51,11 +51,11 @@ def split_indices(count, dev_fraction=0.2, seed=0):
 
 def write_jsonl_split(texts, labels, output_dir, dev_fraction=0.2, seed=0):
     """Writes train.jsonl and dev.jsonl (`{"text", "label"}` lines); returns their paths."""
-    tf.io.gfile.makedirs(output_dir)
+    file_io.makedirs(output_dir)
     paths = []
     for name, indices in zip(("train", "dev"), split_indices(len(texts), dev_fraction, seed)):
         path = os.path.join(output_dir, f"{name}.jsonl")
-        with tf.io.gfile.GFile(path, "w") as f:
+        with file_io.open_file(path, "w") as f:
             for i in indices:
                 f.write(json.dumps({"text": texts[i], "label": labels[i]}) + "\n")
         paths.append(path)

@@ -14,6 +14,7 @@ import concurrent.futures
 import json
 import os
 import sys
+import threading
 
 import numpy as np
 import tensorflow as tf
@@ -62,15 +63,25 @@ def _threads(spec):
     inputs = _inputs(spec["inputs"])
     expected = _numpy(function(**inputs))
 
+    lock, in_flight = threading.Lock(), [0, 0]  # calls running now, the most at once
+
     def request(_):
-        got = _numpy(function(**inputs))
+        with lock:
+            in_flight[0] += 1
+            in_flight[1] = max(in_flight)
+        try:
+            got = _numpy(function(**inputs))
+        finally:
+            with lock:
+                in_flight[0] -= 1
         return all(np.array_equal(got[name], expected[name]) for name in expected)
 
     with concurrent.futures.ThreadPoolExecutor(spec["threads"]) as pool:
         futures = [pool.submit(request, i) for i in range(spec["threads"] * spec["requests"])]
         errors = sum(1 for f in futures if f.exception() is not None)
         mismatches = sum(1 for f in futures if f.exception() is None and not f.result())
-    return {"requests": len(futures), "errors": errors, "mismatches": mismatches}
+    return {"requests": len(futures), "errors": errors, "mismatches": mismatches,
+            "most_at_once": in_flight[1]}
 
 
 def main(request_path):

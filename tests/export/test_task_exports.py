@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from bert_tf.export.exporter import export_saved_model
+from bert_tf.export.exporter import build_export_module, export_saved_model
 from bert_tf.export.span_serving import best_spans
 from bert_tf.export.restored_model import restore_model
 from bert_tf.tokenization.bert_preprocessor import BertPreprocessor
@@ -105,3 +105,16 @@ def test_pretrainer_fills_masks(tmp_path_factory):
     assert out["masked_lm_tokens"].numpy()[1].tolist() == [b"", b""]
     np.testing.assert_allclose(out["nsp_probabilities"].numpy(),
                                tf.nn.softmax(expected["nsp_logits"]).numpy(), atol=1e-5)
+
+
+@pytest.mark.parametrize("head", ["classifier", "token_classifier", "span_labeler",
+                                  "multiple_choice"])
+def test_signatures_trace_the_model_once(tmp_path, head):
+    # serving_default calls serve_tokenized's traced function (the base text_outputs and each
+    # head's own), so an export traces the model once, not once per signature.
+    write_tiny_model_dir(str(tmp_path / "model"), head)
+    module = build_export_module(str(tmp_path / "model"), head, seq_length=TINY_SEQ_LENGTH)
+    traced, tokenized_outputs = [], module.tokenized_outputs
+    module.tokenized_outputs = lambda inputs: traced.append(1) or tokenized_outputs(inputs)
+    signatures = module.signatures()
+    assert sorted(signatures) == ["serve_tokenized", "serving_default"] and len(traced) == 1

@@ -16,11 +16,15 @@ from tests.export.conftest import TINY_VOCAB, tiny_config, write_tiny_model_dir
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
-def run_tool(name, *args, timeout=600):
-    """Runs `tools/<name>.py` with `args` in a fresh interpreter; returns the CompletedProcess."""
+def run_tool(name, *args, timeout=600, env=None):
+    """Runs `tools/<name>.py` with `args` in a fresh interpreter; returns the CompletedProcess.
+
+    `env`: variables set beside the test's environment.
+    """
     return subprocess.run([sys.executable, os.path.join(REPO, "tools", f"{name}.py"), *args],
                           capture_output=True, text=True, cwd=REPO, timeout=timeout,
-                          env=dict(os.environ, PYTHONPATH=REPO, CUDA_VISIBLE_DEVICES=""))
+                          env=dict(os.environ, PYTHONPATH=REPO, CUDA_VISIBLE_DEVICES="",
+                                   **(env or {})))
 
 
 def snapshot(root):

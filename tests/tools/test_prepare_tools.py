@@ -6,7 +6,19 @@ import pytest
 
 from tests.tools.conftest import assert_helpshort, assert_user_error, run_tool, snapshot
 
-pytestmark = pytest.mark.slow  # each case starts a process that imports TensorFlow
+
+def assert_tensorflow_never_imported(result):
+    """Neither tool needs TensorFlow for local files (bert_tf.file_io; cli's import is lazy).
+
+    `result` comes from a run with PYTHONPROFILEIMPORTTIME=1: every import is on stderr.
+    """
+    imported = [line.rsplit("|", 1)[-1].strip() for line in result.stderr.splitlines()
+                if line.startswith("import time:")]
+    assert "bert_tf.cli" in imported and "absl.flags" in imported, result.stderr[-3000:]
+    assert not [name for name in imported if name.split(".")[0] in ("tensorflow", "keras")]
+
+
+IMPORT_TIMES = {"PYTHONPROFILEIMPORTTIME": "1"}
 
 
 def test_prepare_corpus_good_run_and_helpshort(tmp_path):
@@ -14,8 +26,9 @@ def test_prepare_corpus_good_run_and_helpshort(tmp_path):
     source = tmp_path / "raw.txt"
     source.write_text("First doc. It has two sentences.\n\nSecond doc\u2028still one line.\n")
     result = run_tool("prepare_corpus", f"--input_file={source}", f"--output_dir={tmp_path}",
-                      "--heldout_every=2")
+                      "--heldout_every=2", env=IMPORT_TIMES)
     assert result.returncode == 0, result.stderr[-3000:]
+    assert_tensorflow_never_imported(result)
     with gzip.open(tmp_path / "train.txt.gz", "rt", encoding="utf-8") as f:
         assert f.read() == "First doc.\nIt has two sentences.\n"
 
@@ -53,8 +66,9 @@ def test_prepare_text_folders(tmp_path):
         (tmp_path / "in" / label).mkdir(parents=True)
         (tmp_path / "in" / label / "1.txt").write_text(f"text of {label}")
     result = run_tool("prepare_text_folders", f"--input_dir={tmp_path / 'in'}",
-                      f"--output_dir={tmp_path / 'out'}", "--dev_fraction=0.5")
+                      f"--output_dir={tmp_path / 'out'}", "--dev_fraction=0.5", env=IMPORT_TIMES)
     assert result.returncode == 0, result.stderr[-3000:]
+    assert_tensorflow_never_imported(result)
     before = snapshot(str(tmp_path / "out"))
     rerun = run_tool("prepare_text_folders", f"--input_dir={tmp_path / 'in'}",
                      f"--output_dir={tmp_path / 'out'}")
