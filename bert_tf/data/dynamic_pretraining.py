@@ -230,7 +230,7 @@ def _example_ranges(tokens, seed, max_num_tokens, short_seq_prob, use_next_sente
     # draw is the same for every chunk, so it is made once here, not in each of ~13k iterations.
     folded = tf.random.stateless_uniform([], seed=seed, dtype=tf.int64, minval=None, maxval=None)
 
-    def body(index, start, checked, outputs):
+    def body(index, start, checked, chunks):
         chunk_seed = tf.stack([folded, index])
         target = _target_length(chunk_seed, max_num_tokens, short_seq_prob)
         doc_end = doc_starts[doc_of[start] + 1]
@@ -242,7 +242,7 @@ def _example_ranges(tokens, seed, max_num_tokens, short_seq_prob, use_next_sente
         else:
             values = (offsets[start], tf.minimum(offsets[end] - offsets[start], max_num_tokens), tf.constant(True))
         row = tf.stack([tf.cast(value, tf.int64) for value in values])
-        return index + 1, end, reached <= doc_end, outputs.write(tf.cast(index, tf.int32), row)
+        return index + 1, end, reached <= doc_end, chunks.write(tf.cast(index, tf.int32), row)
 
     chunks = tf.TensorArray(tf.int64, size=0, dynamic_size=True, element_shape=[6 if use_next_sentence else 3])
     _, _, _, chunks = tf.while_loop(lambda index, start, *unused: start < num_sentences, body,

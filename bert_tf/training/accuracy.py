@@ -1,4 +1,8 @@
-"""In-graph top-1 correctness, the accuracy numerator of every training loss."""
+"""In-graph top-1 correctness, the accuracy numerator of every training loss.
+
+Pretraining's losses get it from `cross_entropy.sparse_cross_entropy`, which has the row max
+and label logit at hand; the fine-tuning adapters call `top1_correct`. Both decide with `is_top1`.
+"""
 
 import tensorflow as tf
 
@@ -15,4 +19,9 @@ def top1_correct(logits, labels):
     array([1., 0.], dtype=float32)
     """
     label_logits = tf.gather(logits, labels[..., tf.newaxis], batch_dims=labels.shape.rank)
-    return tf.cast(label_logits[..., 0] >= tf.reduce_max(logits, -1), tf.float32)
+    return is_top1(label_logits[..., 0], tf.reduce_max(logits, -1))
+
+
+def is_top1(label_logits, row_max):
+    """1.0 where the label's logit reaches its row's max (a tie counts as correct), else 0.0."""
+    return tf.cast(label_logits >= row_max, tf.float32)

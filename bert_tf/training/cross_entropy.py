@@ -9,6 +9,8 @@ as TF's multithreaded element-wise ops, forward + backward on the masked-LM logi
 
 import tensorflow as tf
 
+from bert_tf.training.accuracy import is_top1
+
 
 def sparse_cross_entropy(labels, logits):
     """Per-row `-log softmax(logits)[label]` over the last axis of float32 `logits`, and
@@ -41,7 +43,7 @@ def _cross_entropy(labels, logits):
     total = tf.reduce_sum(exp, axis=-1, keepdims=True)
     label_logits = tf.gather(logits, labels[..., tf.newaxis], batch_dims=labels.shape.rank)
     loss = tf.squeeze(tf.math.log(total) + row_max - label_logits, axis=-1)
-    correct = tf.cast(tf.squeeze(label_logits >= row_max, axis=-1), tf.float32)
+    correct = is_top1(tf.squeeze(label_logits, axis=-1), tf.squeeze(row_max, axis=-1))
 
     def gradient(upstream, unused_correct_upstream):
         # softmax - one_hot(label): 1 subtracted at each row's label in place of a one-hot
