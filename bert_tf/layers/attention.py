@@ -10,6 +10,7 @@ import tensorflow as tf
 
 from bert_tf.layers.dropout import Dropout
 from bert_tf.layers.initializers import truncated_normal
+from bert_tf.layers.packing import gather_positions
 
 
 @keras.saving.register_keras_serializable(package="bert_tf")
@@ -32,7 +33,8 @@ class MultiHeadSelfAttention(keras.layers.Layer):
     (`layers.packing.TokenPacking`): the projections then run on the T real tokens, and
     scores and context are computed per length group of sentences. With `output_positions`
     `[B, K]`, queries are taken only at those positions (keys and values at every one) and
-    the result is `[B, K, H]`: the same values as the full `[B, S, H]` at those positions.
+    the result is `[B, K, H]`: the same values as the full `[B, S, H]` at those positions
+    (packed or not: packed keys and values return to `[B, S, H]` for those few queries).
 
     Example:
     >>> attention = MultiHeadSelfAttention(num_heads=2, head_size=4)
@@ -73,13 +75,15 @@ class MultiHeadSelfAttention(keras.layers.Layer):
              output_positions=None):
         queried = hidden_states
         if output_positions is not None:
-            queried = tf.gather(hidden_states, output_positions, batch_dims=1)  # [B, K, H]
+            queried = gather_positions(hidden_states, output_positions, packing)  # [B, K, H]
         # Scaling the query before the matmul costs S·H multiplies instead of S·S·N.
         query = self.query(queried) * tf.cast(1.0 / math.sqrt(self.head_size),
                                               self.compute_dtype)
         key = self.key(hidden_states)
         value = self.value(hidden_states)
-        if packing is None:
+        if output_positions is not None and packing is not None:
+            key, value = packing.unpack(key), packing.unpack(value)  # [B, S, H]
+        if packing is None or output_positions is not None:
             context = self._attend(query, key, value, input_mask, training, output_positions)
         else:
             # Packed [T, H] projections attend in length groups, then return to [T, H].
@@ -118,8 +122,11 @@ class MultiHeadSelfAttention(keras.layers.Layer):
         context = tf.transpose(context, [0, 2, 1, 3])  # [B, K, N, D]
         return tf.reshape(context, query_shape)
 
-    def compute_output_shape(self, input_shape, *args):
-        return input_shape
+    def compute_output_shape(self, hidden_states_shape, input_mask_shape=None,
+                             output_positions_shape=None):
+        if output_positions_shape is None:
+            return hidden_states_shape
+        return tuple(output_positions_shape) + (hidden_states_shape[-1],)
 
     def get_config(self):
         config = super().get_config()

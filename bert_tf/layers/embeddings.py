@@ -20,8 +20,9 @@ class BertEmbeddings(keras.layers.Layer):
       layer_norm_eps: LayerNorm epsilon.
       initializer_range: stddev of the truncated normal initializer.
 
-    Call with int `[B, S]` word and type ids (positions are the columns), or with packed
-    `[T]` ids of real tokens and their `position_ids` `[T]` (see `layers.packing`).
+    Call with int `[B, S]` word and type ids (positions are the columns); with the batch's
+    `packing` (`layers.packing.TokenPacking`) the result is packed: `[T, H]` for the real
+    tokens only, each at its own position.
 
     Example:
     >>> layer = BertEmbeddings(vocab_size=100, hidden_size=8, max_position_embeddings=16)
@@ -60,21 +61,24 @@ class BertEmbeddings(keras.layers.Layer):
         self.layer_norm.build((None, None, self.hidden_size))
         self.built = True
 
-    def call(self, input_word_ids, input_type_ids, position_ids=None, training=None):
+    def call(self, input_word_ids, input_type_ids, training=None, packing=None):
+        if packing is not None:  # [T] ids of the real tokens
+            input_word_ids = packing.pack(input_word_ids)
+            input_type_ids = packing.pack(input_type_ids)
         # Embed tokens, segments and positions; sum, normalize, drop out.
         embeddings = self.word_embeddings(input_word_ids)
         embeddings += self.token_type_embeddings(input_type_ids)
-        if position_ids is None:
+        if packing is None:
             seq_length = tf.shape(input_word_ids)[1]
             positions = self.position_embeddings[tf.newaxis, :seq_length]
         else:
-            positions = tf.gather(self.position_embeddings, position_ids)
+            positions = tf.gather(self.position_embeddings, packing.positions)
         embeddings += tf.cast(positions, embeddings.dtype)
         embeddings = tf.cast(self.layer_norm(embeddings), self.compute_dtype)
         return self.dropout(embeddings, training=training)
 
-    def compute_output_shape(self, input_shape, *args):
-        return tuple(input_shape) + (self.hidden_size,)
+    def compute_output_shape(self, input_word_ids_shape, *args, **kwargs):
+        return tuple(input_word_ids_shape) + (self.hidden_size,)
 
     def get_config(self):
         config = super().get_config()

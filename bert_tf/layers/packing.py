@@ -20,6 +20,16 @@ import tensorflow as tf
 NUM_ATTENTION_GROUPS = 8
 
 
+def gather_positions(hidden_states, positions, packing=None):
+    """The hidden states at `positions` `[B, K]` of the padded layout: `[B, K, ...]`.
+
+    `hidden_states` is padded `[B, S, ...]`, or packed `[T, ...]` with its `packing`.
+    """
+    if packing is None:
+        return tf.gather(hidden_states, positions, batch_dims=1)
+    return tf.gather(hidden_states, packing.slots_at(positions))
+
+
 class TokenPacking:
     """Where the real tokens of a padded batch are, and how to move them between layouts.
 
@@ -57,6 +67,11 @@ class TokenPacking:
         """`[T, ...]` → `[B, S, ...]`: real positions filled, padding zero."""
         shape = tf.concat([self.padded_shape, tf.shape(packed, out_type=tf.int64)[1:]], 0)
         return tf.scatter_nd(self.indices, packed, shape)
+
+    def slots_at(self, positions):
+        """Where padded `positions` `[B, K]` (real tokens) sit in the packed layout: `[B, K]`."""
+        slots = self.unpack(tf.range(self.num_tokens))  # [B, S]
+        return tf.gather(slots, positions, batch_dims=1)
 
     def to_groups(self, packed):
         """`[T, C]` → one `[b, L, C]` per attention group (zeros past each row's length)."""

@@ -7,6 +7,7 @@ from bert_tf.layers.activations import get_activation
 from bert_tf.layers.attention import MultiHeadSelfAttention
 from bert_tf.layers.dropout import Dropout
 from bert_tf.layers.initializers import truncated_normal
+from bert_tf.layers.packing import gather_positions
 
 
 @keras.saving.register_keras_serializable(package="bert_tf")
@@ -25,10 +26,10 @@ class TransformerBlock(keras.layers.Layer):
       initializer_range: stddev of the truncated normal initializer.
 
     `hidden_states` is `[B, S, H]`, or packed `[T, H]` real tokens with the batch's
-    `packing` (inference without padding; see `MultiHeadSelfAttention`). With
-    `output_positions` `[B, K]` the block computes its output only there (`[B, K, H]`,
-    keys and values still from every position): a last block whose other outputs no loss
-    reads (pretraining) skips most of its work.
+    `packing` (no work on padding; see `MultiHeadSelfAttention`). With `output_positions`
+    `[B, K]` the block computes its output only there (`[B, K, H]`, keys and values still
+    from every position): a last block whose other outputs no loss reads (pretraining)
+    skips most of its work.
 
     Example:
     >>> block = TransformerBlock(hidden_size=8, num_heads=2, intermediate_size=32)
@@ -80,7 +81,7 @@ class TransformerBlock(keras.layers.Layer):
         attended = self.attention(hidden_states, input_mask, training=training, packing=packing,
                                   output_positions=output_positions)
         if output_positions is not None:
-            hidden_states = tf.gather(hidden_states, output_positions, batch_dims=1)
+            hidden_states = gather_positions(hidden_states, output_positions, packing)
         attended = self.attention_dropout(attended, training=training)
         hidden_states = self._add_and_normalize(self.attention_layer_norm, hidden_states, attended)
         # Position-wise feed-forward, residual, normalize.
@@ -94,8 +95,10 @@ class TransformerBlock(keras.layers.Layer):
         summed = tf.cast(residual, tf.float32) + tf.cast(update, tf.float32)
         return tf.cast(layer_norm(summed), self.compute_dtype)
 
-    def compute_output_shape(self, input_shape, *args):
-        return input_shape
+    def compute_output_shape(self, hidden_states_shape, input_mask_shape=None,
+                             output_positions_shape=None):
+        return self.attention.compute_output_shape(hidden_states_shape, input_mask_shape,
+                                                   output_positions_shape)
 
     def get_config(self):
         config = super().get_config()

@@ -13,6 +13,45 @@ from bert_tf.model_dir_reader import read_config, restore_model_dir
 ENCODER_INPUTS = ("input_word_ids", "input_mask", "input_type_ids")
 
 
+def _forward(embeddings, blocks, pooler, inputs, training=None, packing=None,
+             output_positions=None):
+    """Embeddings, blocks and pooler: the one loop of `BertEncoder` (see its `call`).
+
+    `packing` (a `TokenPacking`) runs the position-wise layers on real tokens only;
+    `output_positions` `[B, K]` stops the last block at those positions.
+    """
+    input_mask = inputs["input_mask"]
+    if output_positions is not None:
+        # [CLS] goes first, for the pooler.
+        output_positions = tf.cast(output_positions, tf.int32)
+        output_positions = tf.concat([tf.zeros_like(output_positions[:, :1]), output_positions], 1)
+    # Embed tokens, segments and positions.
+    hidden = embeddings(inputs["input_word_ids"], inputs["input_type_ids"], training=training,
+                        packing=packing)
+    encoder_outputs = []
+    for index, block in enumerate(blocks):
+        last = index == len(blocks) - 1
+        hidden = block(hidden, input_mask, training=training, packing=packing,
+                       output_positions=output_positions if last else None)
+        # Padded layout out: packed hidden states return to [B, S, H] (padding zero).
+        unpacked = hidden if packing is None or (last and output_positions is not None) \
+            else packing.unpack(hidden)
+        encoder_outputs.append(unpacked)
+    sequence_output = encoder_outputs[-1]
+    # The pooler reads the final hidden state of [CLS] (paper §3: C ∈ R^H); a row whose first
+    # position is padding reads zeros, in every layout.
+    # (keras.ops: the functional graph runs this on symbolic tensors.)
+    first = sequence_output[:, 0, :] * keras.ops.cast(input_mask[:, :1], sequence_output.dtype)
+    if output_positions is not None:
+        sequence_output = sequence_output[:, 1:]
+        encoder_outputs[-1] = sequence_output
+    return {
+        "sequence_output": sequence_output,
+        "pooled_output": pooler(first),
+        "encoder_outputs": encoder_outputs,
+    }
+
+
 def encoder_inputs(name_prefix=""):
     """Symbolic int32 `[batch, seq]` inputs named as TF Hub BERT encoders name them."""
     return {name: keras.Input(shape=(None,), dtype="int32", name=name_prefix + name)
@@ -108,19 +147,9 @@ class BertEncoder(keras.Model):
             config.hidden_size, activation="tanh",
             kernel_initializer=truncated_normal(config.initializer_range), name="pooler")
 
+        # The functional graph (symbolic calls, summary) is the same forward as `call`.
         inputs = encoder_inputs()
-        hidden = embeddings(inputs["input_word_ids"], inputs["input_type_ids"])
-        encoder_outputs = []
-        for block in blocks:
-            hidden = block(hidden, inputs["input_mask"])
-            encoder_outputs.append(hidden)
-        # The pooler reads the final hidden state of [CLS] (paper §3: C ∈ R^H).
-        pooled = pooler(hidden[:, 0, :])
-        outputs = {
-            "sequence_output": hidden,
-            "pooled_output": pooled,
-            "encoder_outputs": encoder_outputs,
-        }
+        outputs = _forward(embeddings, blocks, pooler, inputs)
         super().__init__(inputs=inputs, outputs=outputs, **kwargs)
 
         self.config = config
@@ -135,55 +164,24 @@ class BertEncoder(keras.Model):
         check_encoder_inputs(inputs, self.config.max_position_embeddings)
         return {name: tf.cast(inputs[name], tf.int32) for name in ENCODER_INPUTS}
 
-    def call(self, inputs, training=None, mask=None):
-        inputs = self._checked(inputs)
-        if training or not self.packed_inference:
-            return super().call(inputs, training=training, mask=mask)
-        return self._call_packed(inputs)
-
-    def _call_packed(self, inputs):
-        """The inference forward pass on real tokens only; see `packed_inference`."""
-        packing = TokenPacking(inputs["input_mask"])
-        hidden = self.embeddings(packing.pack(inputs["input_word_ids"]),
-                                 packing.pack(inputs["input_type_ids"]),
-                                 position_ids=packing.positions, training=False)  # [T, H]
-        encoder_outputs = []
-        for block in self.blocks:
-            hidden = block(hidden, inputs["input_mask"], training=False, packing=packing)
-            encoder_outputs.append(packing.unpack(hidden))  # [B, S, H]
-        sequence_output = encoder_outputs[-1]
-        return {
-            "sequence_output": sequence_output,
-            "pooled_output": self.pooler(sequence_output[:, 0, :]),
-            "encoder_outputs": encoder_outputs,
-        }
-
-    def call_at_positions(self, inputs, positions, training=None):
-        """The final hidden states at `positions` only, and the pooled output.
-
-        Pretraining's losses read the last layer at the masked positions and [CLS] alone, so
-        the last block computes its queries, feed-forward and LayerNorms there (keys and
-        values still at every position): the same values as `call`'s `sequence_output` at
-        those positions, for 1 - (P + 1)/S less of that block's position-wise work.
+    def call(self, inputs, training=None, output_positions=None, mask=None):
+        """The forward pass: padded, on real tokens only, or up to chosen positions.
 
         Args:
-          inputs: the encoder inputs dict.
-          positions: int32 `[B, K]` positions to return.
-          training: as for `call` (dropout on), padded layout.
-
-        Returns:
-          A dict with `sequence_output` `[B, K, H]` and `pooled_output` `[B, H]`.
+          inputs: the encoder inputs dict (int `[B, S]` each).
+          training: dropout on. Inference packs real tokens (`packed_inference`).
+          output_positions: int `[B, K]`, or None for every position. Given, the last
+            block computes its queries, feed-forward and LayerNorms only there (keys and
+            values still at every position) and `sequence_output` is `[B, K, H]`: the same
+            values as at those positions of the full output, for 1 - (K + 1)/S less of that
+            block's position-wise work (pretraining's losses read nothing else).
         """
         inputs = self._checked(inputs)
-        hidden = self.embeddings(inputs["input_word_ids"], inputs["input_type_ids"],
-                                 training=training)
-        for block in self.blocks[:-1]:
-            hidden = block(hidden, inputs["input_mask"], training=training)
-        # [CLS] goes first, for the pooler.
-        wanted = tf.concat([tf.zeros_like(positions[:, :1]), positions], axis=1)
-        hidden = self.blocks[-1](hidden, inputs["input_mask"], training=training,
-                                 output_positions=tf.cast(wanted, tf.int32))
-        return {"sequence_output": hidden[:, 1:], "pooled_output": self.pooler(hidden[:, 0])}
+        packing = None
+        if self.packed_inference and not training:
+            packing = TokenPacking(inputs["input_mask"])
+        return _forward(self.embeddings, self.blocks, self.pooler, inputs, training=training,
+                        packing=packing, output_positions=output_positions)
 
     @classmethod
     def from_pretrained(cls, model_dir, **kwargs):

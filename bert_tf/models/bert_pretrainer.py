@@ -19,7 +19,7 @@ class BertPretrainer(BertTaskModel):
     Inputs: the encoder inputs plus `masked_lm_positions` int32 `[B, P]`. Outputs:
     `mlm_logits` float32 `[B, P, V]` and (with NSP) `nsp_logits` float32 `[B, 2]`.
     In training the encoder's last block runs only at [CLS] and the masked positions
-    (`BertEncoder.call_at_positions`): the same logits, less work.
+    (`BertEncoder.call`'s `output_positions`): the same logits, less work.
 
     Example:
     >>> pretrainer = BertPretrainer(BertEncoder(config))  # doctest: +SKIP
@@ -57,8 +57,8 @@ class BertPretrainer(BertTaskModel):
     def call(self, inputs, training=None, mask=None):
         if not training:
             return super().call(inputs, training=training, mask=mask)
-        encoded = self.encoder.call_at_positions(
-            inputs, inputs["masked_lm_positions"], training=training)
+        encoded = call_encoder(self.encoder, inputs, training=training,
+                               output_positions=inputs["masked_lm_positions"])
         outputs = {"mlm_logits": self.masked_lm(encoded["sequence_output"])}
         if self.next_sentence is not None:
             outputs["nsp_logits"] = self.next_sentence(encoded["pooled_output"])

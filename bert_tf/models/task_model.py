@@ -23,9 +23,9 @@ def dropout_and_dense(encoder, units, dropout_rate, name):
     return Dropout(rate), dense
 
 
-def call_encoder(encoder, inputs):
-    """Calls `encoder` on the encoder entries of a symbolic inputs dict."""
-    return encoder({name: inputs[name] for name in ENCODER_INPUTS})
+def call_encoder(encoder, inputs, **kwargs):
+    """Calls `encoder` on the encoder entries of an inputs dict (`kwargs`: its call's)."""
+    return encoder({name: inputs[name] for name in ENCODER_INPUTS}, **kwargs)
 
 
 class BertTaskModel(keras.Model):

@@ -1,5 +1,6 @@
 """TransformerBlock: the shared harness."""
 
+import keras
 import numpy as np
 import tensorflow as tf
 
@@ -20,3 +21,14 @@ def test_harness(tmp_path):
     build = lambda: TransformerBlock(hidden_size=HIDDEN, num_heads=2, intermediate_size=20,
                                      hidden_act="gelu_new", causal=True)
     run_harness(build, _inputs(), (3, SEQ, HIDDEN), tmp_path)
+
+
+def test_symbolic_call_with_output_positions_has_their_shape():
+    block = TransformerBlock(hidden_size=HIDDEN, num_heads=2, intermediate_size=20)
+    hidden = keras.Input(shape=(SEQ, HIDDEN))
+    mask = keras.Input(shape=(SEQ,), dtype="int32")
+    positions = keras.Input(shape=(4,), dtype="int32")
+    assert tuple(block(hidden, mask, output_positions=positions).shape) == (None, 4, HIDDEN)
+    assert tuple(block.attention(hidden, mask, output_positions=positions).shape) == (
+        None, 4, HIDDEN)
+    assert tuple(block(hidden, mask).shape) == (None, SEQ, HIDDEN)

@@ -116,3 +116,32 @@ def test_training_keeps_the_padded_computation():
     padded = encoder(batch, training=False)["sequence_output"].numpy()
     np.testing.assert_allclose(trained, padded, atol=1e-6)
     assert trained[~mask].any()
+
+
+def test_pooled_output_agrees_when_the_first_position_is_padding():
+    # A row whose [CLS] slot is masked out: packed and padded read the same (zero) state.
+    batch = _batch([4, SEQ, 3])
+    mask = batch["input_mask"].numpy()
+    mask[0, 0] = 0
+    batch["input_mask"] = tf.constant(mask)
+    encoder = BertEncoder(TINY)
+    packed, padded = _outputs(encoder, batch, True), _outputs(encoder, batch, False)
+    np.testing.assert_allclose(packed["pooled_output"], padded["pooled_output"], atol=1e-6)
+    np.testing.assert_allclose(packed["pooled_output"][0],
+                               np.tanh(encoder.pooler.bias.numpy()), atol=1e-6)
+
+
+@pytest.mark.parametrize("packed", [True, False])
+def test_output_positions_equal_the_full_output_there(packed):
+    batch = _batch(_random_lengths(7, seed=5))
+    lengths = batch["input_mask"].numpy().sum(1)
+    positions = np.random.default_rng(6).integers(0, lengths[:, None], size=(len(lengths), 4))
+    encoder = BertEncoder(TINY)
+    encoder.packed_inference = packed
+    full = encoder(batch, training=False)
+    at = tf.function(lambda x, p: encoder(x, training=False, output_positions=p))(
+        batch, tf.constant(positions, tf.int32))
+    expected = np.take_along_axis(full["sequence_output"].numpy(), positions[..., None], 1)
+    assert at["sequence_output"].shape == expected.shape
+    np.testing.assert_allclose(at["sequence_output"], expected, atol=1e-5, rtol=0)
+    np.testing.assert_allclose(at["pooled_output"], full["pooled_output"], atol=1e-5, rtol=0)
