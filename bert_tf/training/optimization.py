@@ -3,17 +3,22 @@
 google-research's `AdamWeightDecayOptimizer` is Adam with decoupled weight decay (Loshchilov &
 Hutter) that skips LayerNorm and bias variables, global-norm clipping at 1.0 and a learning
 rate that rises linearly over `num_warmup_steps`, then falls linearly to 0 at
-`num_train_steps`. Keras 3's `AdamW` and `Lamb` give the update rules (Keras adds Adam's bias
-correction, which google-research left out); this module configures them the BERT way and
-runs AdamW's step in TensorFlow's fused Adam kernel.
+`num_train_steps`. Keras 3's `AdamW` gives AdamW's update rule (Keras adds Adam's bias
+correction, which google-research left out), run here in TensorFlow's fused Adam kernel.
+`lamb` is `bert_tf.training.lamb.Lamb`, tensorflow/models' LAMB (decay inside the trust
+ratio, no decay or ratio for LayerNorm and bias); `keras_lamb` is `keras.optimizers.Lamb`
+(decay outside the ratio, every variable adapted), kept for comparison.
 """
 
 import keras
 import tensorflow as tf
 
-# Keras matches these against a variable's short name: LayerNorm weights are gamma/beta.
+from bert_tf.training.lamb import Lamb
+
+# Matched (re.search) against a variable's short Keras name, by Keras for AdamW and by
+# lamb.matches_any for LAMB: LayerNorm weights are gamma/beta.
 NO_WEIGHT_DECAY = ("bias", "gamma", "beta", "LayerNorm", "layer_norm")
-OPTIMIZERS = ("adamw", "lamb")
+OPTIMIZERS = ("adamw", "lamb", "keras_lamb")
 
 
 @keras.saving.register_keras_serializable(package="bert_tf")
@@ -89,14 +94,15 @@ class FusedAdamW(keras.optimizers.AdamW):
 
 def create_optimizer(name, learning_rate, num_train_steps, num_warmup_steps, weight_decay=0.01,
                      beta_1=0.9, beta_2=0.999, epsilon=1e-6, clip_norm=1.0, dtype="float32"):
-    """The BERT optimizer: `adamw` (paper) or `lamb` (You et al. 2020, large batches).
+    """The BERT optimizer: `adamw` (paper), `lamb` (You et al. 2020, large batches) or `keras_lamb`.
 
     Args:
-      name: `adamw` or `lamb`.
+      name: `adamw`, `lamb` (tensorflow/models' LAMB) or `keras_lamb` (`keras.optimizers.Lamb`).
       learning_rate: peak learning rate (paper: 1e-4 for pretraining).
       num_train_steps: steps at which the learning rate reaches 0.
       num_warmup_steps: linear warm-up steps (paper: 10,000).
-      weight_decay: decoupled weight decay, not applied to LayerNorm and bias variables.
+      weight_decay: weight decay, not applied to LayerNorm and bias variables (decoupled for
+        AdamW; `lamb`'s `weight_decay_rate`, inside the trust ratio).
       beta_1, beta_2, epsilon: Adam moments (google-research: 0.9, 0.999, 1e-6).
       clip_norm: global-norm gradient clipping; None for none.
       dtype: the run's dtype policy; `mixed_float16` wraps the optimizer in Keras's dynamic
@@ -113,11 +119,15 @@ def create_optimizer(name, learning_rate, num_train_steps, num_warmup_steps, wei
     if name not in OPTIMIZERS:
         raise ValueError(f"Unknown optimizer {name!r}; choose one of {list(OPTIMIZERS)}.")
     schedule = WarmupLinearDecay(learning_rate, num_train_steps, num_warmup_steps)
-    optimizer_class = FusedAdamW if name == "adamw" else keras.optimizers.Lamb
-    optimizer = optimizer_class(
-        learning_rate=schedule, weight_decay=weight_decay, beta_1=beta_1, beta_2=beta_2,
-        epsilon=epsilon, global_clipnorm=clip_norm)
-    optimizer.exclude_from_weight_decay(var_names=list(NO_WEIGHT_DECAY))
+    common = dict(learning_rate=schedule, beta_1=beta_1, beta_2=beta_2, epsilon=epsilon,
+                  global_clipnorm=clip_norm)
+    if name == "lamb":
+        optimizer = Lamb(weight_decay_rate=weight_decay,
+                         exclude_from_weight_decay=list(NO_WEIGHT_DECAY), **common)
+    else:
+        optimizer_class = FusedAdamW if name == "adamw" else keras.optimizers.Lamb
+        optimizer = optimizer_class(weight_decay=weight_decay, **common)
+        optimizer.exclude_from_weight_decay(var_names=list(NO_WEIGHT_DECAY))
     if dtype == "mixed_float16":
         optimizer = keras.optimizers.LossScaleOptimizer(optimizer)
     return optimizer

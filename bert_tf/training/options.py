@@ -61,9 +61,10 @@ class PretrainingOptions:
     max_eval_steps: int = option(100, "Eval batches.", lower_bound=1)
     steps_per_loop: int = option(100, "Steps per compiled loop call (and per progress line).",
                                  lower_bound=1)
-    optimizer: str = option("adamw", "adamw (paper) or lamb (large batches).",
-                            choices=OPTIMIZERS)
-    weight_decay: float = option(0.01, "Decoupled weight decay (not on LayerNorm and bias).",
+    optimizer: str = option("adamw", "adamw (paper), lamb (large batches; tensorflow/models' "
+                            "LAMB) or keras_lamb (keras.optimizers.Lamb).", choices=OPTIMIZERS)
+    weight_decay: float = option(0.01, "Weight decay, not on LayerNorm and bias (decoupled; "
+                                 "lamb: inside the trust ratio).",
                                  lower_bound=0.0)
     gradient_accumulation_steps: int = option(1, "Micro-batches per update.", lower_bound=1)
     distribution_strategy: str = option("one_device", "one_device, mirrored, "

@@ -23,8 +23,11 @@ def test_schedule_rejects_warmup_longer_than_training():
         WarmupLinearDecay(1e-4, num_train_steps=10, num_warmup_steps=20)
 
 
-@pytest.mark.parametrize("name", ["adamw", "lamb"])
-def test_weight_decay_skips_bias_and_layer_norm(name):
+# Keras decays w -= lr·wd·w; tensorflow/models' LAMB puts wd·w in the update, whose trust ratio
+# ‖w‖ / ‖wd·w‖ makes the decay-only step lr·w.
+@pytest.mark.parametrize("name, kernel_factor", [("adamw", 1 - 0.1 * 0.5), ("lamb", 1 - 0.1),
+                                                 ("keras_lamb", 1 - 0.1 * 0.5)])
+def test_weight_decay_skips_bias_and_layer_norm(name, kernel_factor):
     dense = keras.layers.Dense(3)
     norm = keras.layers.LayerNormalization()
     model = keras.Sequential([keras.Input((4,)), dense, norm])
@@ -38,7 +41,7 @@ def test_weight_decay_skips_bias_and_layer_norm(name):
     after = {v.path: v.numpy() for v in model.trainable_variables}
     for variable, old in zip(model.trainable_variables, before):
         if variable.name == "kernel":
-            np.testing.assert_allclose(after[variable.path], old * (1 - 0.1 * 0.5), rtol=1e-6)
+            np.testing.assert_allclose(after[variable.path], old * kernel_factor, rtol=1e-6)
         else:
             np.testing.assert_array_equal(after[variable.path], old)
 
