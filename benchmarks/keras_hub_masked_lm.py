@@ -7,7 +7,7 @@ little more work, and is compared as is.
 import keras
 import tensorflow as tf
 
-from bert_tf.benchmarking.keras_hub_peer import StepsTimer, keras_hub_backbone
+from benchmarks.keras_hub_peer import StepsTimer, keras_hub_backbone
 from bert_tf.dtype_policy import policy_scope
 
 

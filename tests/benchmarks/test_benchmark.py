@@ -1,4 +1,4 @@
-"""`tools/benchmark.py` as a user runs it: one JSON row per measurement (tiny shape, one repeat)."""
+"""`benchmarks/benchmark.py` as a user runs it: one JSON row per measurement (tiny shape, one repeat)."""
 
 import json
 import os
@@ -9,7 +9,7 @@ ROOT = os.path.join(os.path.dirname(__file__), "..", "..")
 
 
 def test_encoder_benchmark_prints_a_row_per_implementation():
-    command = [sys.executable, "tools/benchmark.py", "--what=encoder",
+    command = [sys.executable, "benchmarks/benchmark.py", "--what=encoder",
                "--bert_config_file=official_configs/bert_config_tiny.json", "--batch_size=2",
                "--seq_length=8", "--repeats=1"]
     result = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=300)
@@ -21,7 +21,7 @@ def test_encoder_benchmark_prints_a_row_per_implementation():
 
 
 def test_fit_strings_benchmark_times_ours_beside_keras_hub(tiny_model_dir):
-    command = [sys.executable, "tools/benchmark.py", "--what=fit_strings",
+    command = [sys.executable, "benchmarks/benchmark.py", "--what=fit_strings",
                f"--model_dir={tiny_model_dir}", "--batch_size=4", "--seq_length=32",
                "--steps_per_repeat=2", "--repeats=1", "--num_sentences=64"]
     result = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=300)
@@ -44,7 +44,7 @@ def test_text_pipeline_benchmark_reports_cpu_per_sequence(tmp_path):
     text = tmp_path / "corpus.txt"
     text.write_text("\n\n".join("\n".join(f"document {d} says line {s} of the text ." for s in range(4))
                                 for d in range(6)) + "\n")
-    command = [sys.executable, "tools/benchmark.py", "--what=text_pipeline", f"--text_file={text}",
+    command = [sys.executable, "benchmarks/benchmark.py", "--what=text_pipeline", f"--text_file={text}",
                "--batch_size=4", "--seq_length=16", "--max_predictions_per_seq=2", "--pipeline_batches=3"]
     result = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stderr[-3000:]

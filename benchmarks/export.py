@@ -1,4 +1,4 @@
-"""Benchmark of an export (for tools/benchmark.py; run by hand, never as a test).
+"""Benchmark of an export (for benchmarks/benchmark.py; run by hand, never as a test).
 
 Measures what a TF Serving operator sees: SavedModel size on disk, load time in a fresh Python
 process (which imports only tensorflow + tensorflow_text), and the median latency of
@@ -16,7 +16,7 @@ import time
 
 import tensorflow as tf
 
-from bert_tf.benchmarking.timing import median_seconds
+from benchmarks.timing import median_seconds
 from bert_tf.export.exporter import export_saved_model
 
 _LOAD_SCRIPT = (

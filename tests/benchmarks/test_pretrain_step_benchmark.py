@@ -1,4 +1,4 @@
-"""`tools/benchmark.py --what=pretrain_step` as a user runs it (tiny shape, one repeat)."""
+"""`benchmarks/benchmark.py --what=pretrain_step` as a user runs it (tiny shape, one repeat)."""
 
 import json
 import os
@@ -9,7 +9,7 @@ ROOT = os.path.join(os.path.dirname(__file__), "..", "..")
 
 
 def test_pretrain_step_benchmark_rows_carry_the_machine_matmul_rate():
-    command = [sys.executable, "tools/benchmark.py", "--what=pretrain_step",
+    command = [sys.executable, "benchmarks/benchmark.py", "--what=pretrain_step",
                "--bert_config_file=official_configs/bert_config_tiny.json", "--batch_size=2",
                "--seq_length=16", "--max_predictions_per_seq=3", "--steps_per_repeat=2",
                "--repeats=1", "--profile"]

@@ -1,8 +1,8 @@
-"""Serving on real lines in their arrival order (`tools/benchmark.py --what=serving`).
+"""Serving on real lines in their arrival order (`benchmarks/benchmark.py --what=serving`).
 
 Requests are not sorted: a batch of real lines in file order is as long as its longest line,
 so what a system computes is set by the length tail, not the median. Each system of
-`serving_systems` runs in its own worker process (`tools/serving_worker.py`; the PyTorch and
+`serving_systems` runs in its own worker process (`benchmarks/serving_worker.py`; the PyTorch and
 ONNX Runtime ones with the dev-only `.venv-ref` Python, where it exists), on the same number
 of threads, with raw strings in and tokenization inside every timing. The workers are timed
 in turns, round by round (`timing.interleaved_median_seconds`), so load from other processes
@@ -18,12 +18,12 @@ import tempfile
 
 import numpy as np
 
-from bert_tf.benchmarking.serving_systems import SYSTEMS, TF_SYSTEMS
-from bert_tf.benchmarking.timing import interleaved_median_seconds
+from benchmarks import CORPUS_DIR, REPO_ROOT
+from benchmarks.serving_systems import SYSTEMS, TF_SYSTEMS
+from benchmarks.timing import interleaved_median_seconds
 from bert_tf.tokenization.bert_preprocessor import PAD_TO_MULTIPLE_OF
 
-REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-HELD_OUT_TEXT = os.path.join(REPO_ROOT, "bert_tf", "data", "corpus", "heldout.txt.gz")
+HELD_OUT_TEXT = os.path.join(CORPUS_DIR, "heldout.txt.gz")
 KERAS_HUB_PEER = "keras_hub"
 ORT_PEER = "onnxruntime optimized"
 
@@ -70,7 +70,7 @@ class _Worker:
         env = dict(os.environ, PYTHONPATH=REPO_ROOT, TF_CPP_MIN_LOG_LEVEL="3",
                    OMP_NUM_THREADS=str(threads))
         self.process = subprocess.Popen(
-            [python, os.path.join(REPO_ROOT, "tools", "serving_worker.py"), "--system", system,
+            [python, os.path.join(REPO_ROOT, "benchmarks", "serving_worker.py"), "--system", system,
              "--model_dir", model_dir, "--hf_dir", hf_dir, "--lines_file", lines_file,
              "--work_dir", os.path.join(work_dir, system.replace(" ", "_")),
              "--seq_length", str(seq_length), "--threads", str(threads)],
@@ -88,7 +88,7 @@ class _Worker:
         line = self.process.stdout.readline()
         if not line:
             raise WorkerError(f"The {self.system!r} serving worker exited "
-                               f"(code {self.process.wait()}); run tools/serving_worker.py "
+                               f"(code {self.process.wait()}); run benchmarks/serving_worker.py "
                                "by hand to see why.")
         return json.loads(line)
 

@@ -1,4 +1,4 @@
-"""Fine-tuning throughput on real sentences (`tools/benchmark.py --what=finetune`).
+"""Fine-tuning throughput on real sentences (`benchmarks/benchmark.py --what=finetune`).
 
 Three runners train a sentence classifier on the same BBC News sentences, tokenization
 included, timed in turns in one process:
@@ -15,8 +15,8 @@ import keras
 import numpy as np
 import tensorflow as tf
 
-from bert_tf.benchmarking.keras_hub_peer import StepsTimer, keras_hub_backbone
-from bert_tf.benchmarking.timing import interleaved_median_seconds
+from benchmarks.keras_hub_peer import StepsTimer, keras_hub_backbone
+from benchmarks.timing import interleaved_median_seconds
 from bert_tf.checkpoints.model_dir import read_config, restore_model_dir
 from bert_tf.dtype_policy import policy_scope
 from bert_tf.model_dir_reader import vocab_path

@@ -18,9 +18,9 @@ import tempfile
 import keras
 import numpy as np
 
-from bert_tf.benchmarking.finetune import (
+from benchmarks.finetune import (
     KERAS_HUB_PEER, LEARNING_RATE, timed_beside_keras_hub)
-from bert_tf.benchmarking.keras_hub_peer import StepsTimer
+from benchmarks.keras_hub_peer import StepsTimer
 from bert_tf.checkpoints.huggingface import export_huggingface_checkpoint
 from bert_tf.checkpoints.model_dir import read_config, restore_model_dir
 from bert_tf.dtype_policy import policy_scope

@@ -1,6 +1,6 @@
 """Tokenization throughput: bert_tf's in-graph tokenizer vs Hugging Face `tokenizers`.
 
-Called by `tools/benchmark.py --what=tokenize`; never timed in tests.
+Called by `benchmarks/benchmark.py --what=tokenize`; never timed in tests.
 """
 
 import functools
@@ -8,7 +8,7 @@ import functools
 import tensorflow as tf
 import tensorflow_text as text
 
-from bert_tf.benchmarking.timing import interleaved_median_seconds
+from benchmarks.timing import interleaved_median_seconds
 from bert_tf.tokenization import bert_tokenizer
 from bert_tf.tokenization import vocab as vocab_lib
 

@@ -1,6 +1,6 @@
 """Pretraining-data throughput: the TFRecord tool against google-research's, and the dynamic pipeline.
 
-Called by `tools/benchmark.py --what=data`; never timed in tests. Each tool runs as its own
+Called by `benchmarks/benchmark.py --what=data`; never timed in tests. Each tool runs as its own
 command, as a user runs it, so rows include start-up (imports, tracing) and peak memory is the
 sum over the process tree (Beam's worker processes included), sampled every 0.1 s.
 """
@@ -12,9 +12,9 @@ import sys
 import tempfile
 import time
 
+from benchmarks import REPO_ROOT, TOOLS_DIR
 from bert_tf.data import dynamic_pretraining
 
-_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 # google-research's script is TF1 code (tf.flags, tf.gfile, tf.python_io): run it on tf.compat.v1.
 _GOOGLE_RESEARCH_SHIM = (
     "import runpy, sys; import tensorflow.compat.v1 as tf; sys.modules['tensorflow'] = tf; "
@@ -50,8 +50,8 @@ def _run(command):
     # Logs go to a file: a pipe that nobody reads while the command runs would fill and block it.
     with tempfile.TemporaryFile() as log:
         start = time.perf_counter()
-        process = subprocess.Popen(command, cwd=_ROOT, stdin=subprocess.DEVNULL, stdout=log, stderr=log,
-                                   env=dict(os.environ, PYTHONPATH=_ROOT, TF_CPP_MIN_LOG_LEVEL="2"))
+        process = subprocess.Popen(command, cwd=REPO_ROOT, stdin=subprocess.DEVNULL, stdout=log, stderr=log,
+                                   env=dict(os.environ, PYTHONPATH=REPO_ROOT, TF_CPP_MIN_LOG_LEVEL="2"))
         peak = 0
         while process.poll() is None:
             peak = max(peak, _tree_rss_kib(process.pid))
@@ -103,7 +103,7 @@ def benchmark_create_pretraining_data(input_file, vocab_file, google_research_di
             options = "runner=DirectRunner" + (
                 f",direct_num_workers={workers},direct_running_mode=multi_processing" if workers > 1 else "")
             commands[f"bert_tf DirectRunner {workers} worker(s)"] = (
-                [sys.executable, os.path.join(_ROOT, "tools", "create_pretraining_data.py"),
+                [sys.executable, os.path.join(TOOLS_DIR, "create_pretraining_data.py"),
                  f"--input_file={text_file}", f"--output_file={work}/ours{workers}", "--num_output_shards=2",
                  f"--beam_pipeline_options={options}", *flags], f"{work}/ours{workers}-*")
         for name, (command, output) in commands.items():

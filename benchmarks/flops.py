@@ -1,4 +1,4 @@
-"""Matmul FLOPs of BERT (notes/PERFORMANCE.md §4), for FLOP/s and model FLOP utilisation.
+"""Matmul FLOPs of BERT (the formula below), for FLOP/s and model FLOP utilisation.
 
 Per sequence of length S with P masked predictions, training = 3 × forward:
     F_seq = S·(72·L·H² + 12·L·S·H) + 6·P·(H² + H·V)

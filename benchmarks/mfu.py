@@ -1,6 +1,6 @@
 """Model FLOP utilisation (MFU): achieved matmul FLOP/s over the chip's dense peak.
 
-The FLOPs are `benchmarking/flops.py`'s formula (matmuls only), so MFU is comparable across
+The FLOPs are `benchmarks/flops.py`'s formula (matmuls only), so MFU is comparable across
 runs and with published figures (PaLM's definition, without rematerialisation). Peaks are the
 vendors' dense (no sparsity) tensor-core figures; float32 on NVIDIA GPUs means TF32, which
 TensorFlow uses for float32 matmuls by default. None when no listed GPU is present.

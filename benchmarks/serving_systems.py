@@ -77,7 +77,7 @@ def _keras_hub(model_dir, seq_length, work_dir):
     import keras_hub
     import tensorflow as tf
 
-    from bert_tf.benchmarking.keras_hub_peer import keras_hub_backbone
+    from benchmarks.keras_hub_peer import keras_hub_backbone
     from bert_tf.checkpoints.model_dir import read_config
     from bert_tf.model_dir_reader import vocab_path
 

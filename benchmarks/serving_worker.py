@@ -1,4 +1,4 @@
-"""One serving system in its own process, for `tools/benchmark.py --what=serving`.
+"""One serving system in its own process, for `benchmarks/benchmark.py --what=serving`.
 
 Not for direct use: the benchmark starts one worker per system (the PyTorch and ONNX Runtime
 ones with the dev-only `.venv-ref` Python) and sends it one JSON request per line on stdin:
@@ -14,9 +14,12 @@ import os
 import sys
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+# The repository root in place of this folder (see benchmark.py), so `benchmarks.*` imports.
+_HERE = os.path.dirname(os.path.abspath(__file__))
+if sys.path and os.path.abspath(sys.path[0] or ".") == _HERE:
+    sys.path[0] = os.path.dirname(_HERE)
 
-from bert_tf.benchmarking.serving_systems import SYSTEMS, build_system  # noqa: E402
+from benchmarks.serving_systems import SYSTEMS, build_system  # noqa: E402
 
 
 def main():

