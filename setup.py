@@ -39,7 +39,7 @@ setuptools.setup(
         # The data tools (create_pretraining_data, build_vocab) run on Apache Beam. Beam pins
         # protobuf below 7 (6.33 next to TensorFlow 2.21, which works); add [gcp] for Dataflow.
         "beam": ["apache-beam"],
-        # Peers that tools/benchmark.py runs in the same process, where installed.
+        # Peers that benchmarks/benchmark.py (beside the package, not shipped) runs in the same process, where installed.
         "bench": ["tokenizers", "keras-hub"],
     },
 )

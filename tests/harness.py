@@ -1,4 +1,4 @@
-"""The shared test harness every public layer and model goes through (STYLE.md, keras-hub's).
+"""The shared test harness every public layer and model goes through (as keras-hub's).
 
 `run_harness(build, inputs, expected_shapes, tmp_path)` checks, for a fresh object from
 `build()`:

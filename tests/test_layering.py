@@ -1,4 +1,4 @@
-"""Imports run down the layers only: the picture in WORKSPACE.md, enforced.
+"""Imports run down the layers only: the picture in WORKSPACE.md ("Layers"), enforced.
 
 Each top-level module or package of bert_tf has a level; a module may import bert_tf code of
 a strictly lower level (or of its own package). A new upward import (e.g. layers -> models,
@@ -18,7 +18,7 @@ LEVELS = {
     "configs": 2, "layers": 3, "model_dir_reader": 3, "models": 4,
     "tokenization": 5, "metrics": 5, "checkpoints": 6, "data": 6,
     "training": 7, "inference": 7, "export": 7, "tasks": 8,
-    "reporting": 9, "keras_tasks": 9, "benchmarking": 10,
+    "reporting": 9, "keras_tasks": 9,
     "cli": 11, "finetuning_cli": 12, "run_": 13,  # entry points: run_*.py
 }
 

@@ -32,7 +32,7 @@ class BertTaskModel(keras.Model):
     """A functional model over an encoder instance; subclasses give `task_config()`.
 
     The encoder is held, not copied, so one pretrained encoder serves every head and its
-    checkpoint key stays `encoder` (DESIGN.md model directory).
+    checkpoint key stays `encoder` (the model directory of docs/design.md).
     """
 
     def __init__(self, encoder, inputs, outputs, **kwargs):

@@ -11,7 +11,7 @@ TESTDATA = os.path.join(os.path.dirname(os.path.dirname(__file__)), "testdata")
 
 @pytest.fixture(scope="session")
 def minilm_reference():
-    """transformers BertModel outputs of MiniLM (tools/make_reference_fixtures.py)."""
+    """transformers BertModel outputs of MiniLM (dev/make_reference_fixtures.py)."""
     return dict(np.load(os.path.join(TESTDATA, "minilm_reference.npz")))
 
 

@@ -10,7 +10,7 @@ TESTDATA = os.path.join(os.path.dirname(os.path.dirname(__file__)), "testdata")
 
 @pytest.fixture(scope="session")
 def fill_mask_reference():
-    """transformers' fill-mask pipeline on tiny_hf_masked_lm (tools/make_reference_fixtures.py)."""
+    """transformers' fill-mask pipeline on tiny_hf_masked_lm (dev/make_reference_fixtures.py)."""
     with open(os.path.join(TESTDATA, "fill_mask_reference.json"), encoding="utf-8") as f:
         return json.load(f)["cases"]
 

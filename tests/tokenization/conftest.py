@@ -14,7 +14,7 @@ def minilm_vocab(minilm_hf_dir):
 
 @pytest.fixture(scope="session")
 def reference_rows():
-    """Reference ids from Hugging Face BertTokenizerFast (tools/make_tokenizer_fixtures.py)."""
+    """Reference ids from Hugging Face BertTokenizerFast (dev/make_tokenizer_fixtures.py)."""
     return read_jsonl("reference_ids.jsonl.xz")
 
 

@@ -1,0 +1,258 @@
+"""Throughput benchmarks of every hot path, run by hand (never as tests).
+
+  python benchmarks/benchmark.py --what=encoder --bert_config_file=official_configs/bert_config_base.json \
+      --batch_size=8 --seq_length=128 --dtype=float32 --dtype=mixed_bfloat16
+  python benchmarks/benchmark.py --what=pretrain_step --bert_config_file=official_configs/bert_config_mini.json \
+      --batch_size=32 --seq_length=128 --max_predictions_per_seq=20 --xla=off --xla=on
+  python benchmarks/benchmark.py --what=tokenize
+  python benchmarks/benchmark.py --what=data --google_research_dir=/path/to/google-research/bert
+  python benchmarks/benchmark.py --what=text_pipeline --vocab_file=bert_tf/data/corpus/kjv_vocab.txt \
+      --batch_size=64 --seq_length=64 --max_predictions_per_seq=10
+  python benchmarks/benchmark.py --what=export --model_dir=/tmp/minilm
+  python benchmarks/benchmark.py --what=pretrain_quality --num_steps=1000 --seed=1 --seed=2 --seed=3
+  python benchmarks/benchmark.py --what=finetune --model_dir=/tmp/minilm --batch_size=32
+  python benchmarks/benchmark.py --what=fit_strings --model_dir=/tmp/minilm --batch_size=32
+  python benchmarks/benchmark.py --what=serving --model_dir=/tmp/minilm --hf_dir=<HF folder> \
+      --ref_python=.venv-ref/bin/python
+
+Prints one JSON row per measurement. Peers (keras-hub, Hugging Face `tokenizers`) run in the
+same process where installed (`pip install -e '.[bench]'`), so ratios compare like with like
+on a noisy machine. Run from the repository root, as a script (above) or as
+`python -m benchmarks.benchmark ...`; current figures: benchmarks/README.md.
+"""
+
+import gzip
+import json
+import os
+import sys
+import tempfile
+
+# Run as a script, Python puts this folder first on sys.path: the repository root takes its
+# place, so `benchmarks.*` and this checkout's `bert_tf` import (and no module of this folder
+# stands in for a top-level one of the same name).
+_HERE = os.path.dirname(os.path.abspath(__file__))
+if sys.path and os.path.abspath(sys.path[0] or ".") == _HERE:
+    sys.path[0] = os.path.dirname(_HERE)
+
+import numpy as np  # noqa: E402  (imports below the sys.path line)
+import tensorflow as tf  # noqa: E402
+from absl import app, flags  # noqa: E402
+
+from benchmarks import CORPUS_DIR, pretrain_quality  # noqa: E402
+from benchmarks.data import benchmark_create_pretraining_data, benchmark_dynamic_pretraining  # noqa: E402
+from benchmarks.encoder_inference import benchmark_encoder_inference  # noqa: E402
+from benchmarks.export import benchmark_export  # noqa: E402
+from benchmarks.finetune import benchmark_finetune  # noqa: E402
+from benchmarks.fit_strings import benchmark_fit_strings  # noqa: E402
+from benchmarks.flops import pretraining_flops  # noqa: E402
+from benchmarks.keras_hub_masked_lm import keras_hub_masked_lm_runner  # noqa: E402
+from benchmarks.mfu import model_flop_utilization  # noqa: E402
+from benchmarks.pretrain_step import pretrain_step_runner, synthetic_batch  # noqa: E402
+from benchmarks.real_sentences import bbc_news_sentences  # noqa: E402
+from benchmarks.serving import HELD_OUT_TEXT, arrival_order_lines, benchmark_serving  # noqa: E402
+from benchmarks.step_profile import profile_step_ops  # noqa: E402
+from benchmarks.timing import interleaved_median_seconds  # noqa: E402
+from benchmarks.tokenize_speed import benchmark_tokenize  # noqa: E402
+from bert_tf.configs import BertConfig  # noqa: E402
+from bert_tf.model_dir_reader import vocab_path  # noqa: E402
+from bert_tf.reporting.machine_speed import measured_matmul_flops  # noqa: E402
+from bert_tf.tokenization.bert_preprocessor import BertPreprocessor  # noqa: E402
+
+KERAS_HUB_PEER = "keras_hub_BertMaskedLM.fit"
+
+FLAGS = flags.FLAGS
+flags.DEFINE_enum("what", "encoder", ["encoder", "pretrain_step", "tokenize", "data", "text_pipeline",
+                                     "export", "pretrain_quality", "finetune", "fit_strings", "serving"],
+                  "Which hot path to measure.")
+flags.DEFINE_string("bert_config_file", "official_configs/bert_config_base.json",
+                    "Model shape (bert_config.json) for encoder/pretrain_step.")
+flags.DEFINE_integer("batch_size", 8, "Sequences per step.")
+flags.DEFINE_integer("seq_length", 128, "Tokens per sequence.")
+flags.DEFINE_integer("max_predictions_per_seq", 20, "Masked-LM predictions per sequence.")
+flags.DEFINE_multi_enum("dtype", ["float32"], ["float32", "mixed_bfloat16", "mixed_float16"],
+                        "Keras dtype policies to measure (repeat the flag for several).")
+flags.DEFINE_multi_enum("xla", ["off"], ["off", "on"], "XLA jit_compile settings to measure.")
+flags.DEFINE_multi_integer("steps_per_loop", [1], "Pretrain: steps per compiled loop call.")
+flags.DEFINE_bool("profile", False, "Pretrain_step: also trace our step once and print its op "
+                  "time per step by model part and op type (benchmarks/step_profile.py).")
+flags.DEFINE_integer("steps_per_repeat", 10, "Pretrain: steps per timed repeat, a multiple of "
+                     "every --steps_per_loop.")
+flags.DEFINE_integer("repeats", 5, "Timed repeats per measurement; the median is reported.")
+flags.DEFINE_string("vocab_file", os.path.join(CORPUS_DIR, "vocab.txt"), "Tokenize/data vocab.")
+flags.DEFINE_string("text_file", os.path.join(CORPUS_DIR, "train.txt.gz"),
+                    "Tokenize/data: real text, one sentence per line.")
+flags.DEFINE_integer("pipeline_batches", 250, "Text_pipeline: batches timed, after as many of "
+                     "warm-up (pass the first epoch, which tokenizes and caches the corpus); whole epochs "
+                     "give a fair figure (a window's examples are built at each epoch's start).")
+flags.DEFINE_string("model_dir", None, "Export/finetune/serving: the model directory (e.g. the "
+                    "converted MiniLM).")
+flags.DEFINE_integer("num_sentences", 4096, "Finetune/fit_strings: BBC News sentences to use.")
+flags.DEFINE_string("hf_dir", None, "Serving: the Hugging Face folder --model_dir was converted "
+                    "from (the PyTorch and ONNX Runtime peers read it).")
+flags.DEFINE_string("serving_text_file", HELD_OUT_TEXT, "Serving: real lines, served in file "
+                    "order (default: the shipped KJV held-out text).")
+flags.DEFINE_integer("serving_lines", None, "Serving: serve only the first this many lines.")
+flags.DEFINE_multi_integer("serving_batch_size", [32, 128], "Serving: batch sizes to measure "
+                           "(batch-1 latency is always measured).")
+flags.DEFINE_integer("latency_requests", 200, "Serving: single-line requests per round.")
+flags.DEFINE_string("ref_python", ".venv-ref/bin/python", "Serving: a Python with torch, "
+                    "transformers and onnxruntime for those peers (skipped if missing).")
+flags.DEFINE_string("google_research_dir", None, "Data: a checkout of github.com/google-research/bert, whose "
+                    "create_pretraining_data.py runs as the peer (row skipped without it).")
+flags.DEFINE_integer("data_copies", 1, "Data: repeat --text_file this many times (amortises each Beam "
+                     "worker's start-up).", lower_bound=1)
+flags.DEFINE_integer("num_steps", 1000, "Pretrain_quality: training steps of each run.")
+flags.DEFINE_multi_integer("seed", [1, 2, 3], "Pretrain_quality: seeds (repeat the flag).")
+flags.DEFINE_string("work_dir", "/tmp/bert_tf_pretrain_quality", "Pretrain_quality: records and runs.")
+
+
+def _print(row):
+    print(json.dumps({k: round(v, 3) if isinstance(v, float) else v for k, v in row.items()}),
+          flush=True)
+
+
+def _encoder(config):
+    rows = []
+    for dtype in FLAGS.dtype:
+        for xla in FLAGS.xla:
+            rows += benchmark_encoder_inference(
+                config, FLAGS.batch_size, FLAGS.seq_length, policy=dtype,
+                jit_compile=xla == "on", repeats=FLAGS.repeats)
+    peer = {(r["policy"], r["xla"]): r["seq_per_s"] for r in rows
+            if r.get("implementation") == "keras_hub" and "seq_per_s" in r}
+    for row in rows:
+        key = (row.get("policy"), row.get("xla"))
+        if row.get("implementation") == "bert_tf" and key in peer:
+            row["vs_keras_hub"] = row["seq_per_s"] / peer[key]
+        _print(row)
+
+
+def _pretrain(config):
+    flops = pretraining_flops(config, FLAGS.seq_length, FLAGS.max_predictions_per_seq)
+    batch = synthetic_batch(config, FLAGS.batch_size, FLAGS.seq_length,
+                            FLAGS.max_predictions_per_seq)
+    steps = FLAGS.steps_per_repeat
+    for dtype in FLAGS.dtype:
+        matmul_rate = measured_matmul_flops(dtype)
+        _print({"what": "matmul", "dtype": dtype, "size": 2048, "gflop_per_s": matmul_rate / 1e9})
+        for xla in FLAGS.xla:
+            settings = {"dtype": dtype, "xla": xla, "batch_size": FLAGS.batch_size,
+                        "seq_length": FLAGS.seq_length,
+                        "max_predictions": FLAGS.max_predictions_per_seq}
+            runners = {}
+            try:
+                runners[KERAS_HUB_PEER] = keras_hub_masked_lm_runner(
+                    config, batch, steps, dtype=dtype, jit_compile=xla == "on")
+            except ImportError as error:
+                _print({"implementation": "keras_hub", "error": f"not installed ({error})"})
+            for steps_per_loop in FLAGS.steps_per_loop:
+                runners[f"bert_tf steps_per_loop={steps_per_loop}"] = pretrain_step_runner(
+                    config, batch, steps, dtype=dtype, jit_compile=xla == "on",
+                    steps_per_loop=steps_per_loop)
+            seconds = interleaved_median_seconds(runners, repeats=FLAGS.repeats)
+            peer = seconds.get(KERAS_HUB_PEER)
+            for name, total in seconds.items():
+                per_step = total / steps
+                row = {"implementation": name, **settings, "seconds_per_step": per_step,
+                       "sequences_per_second": FLAGS.batch_size / per_step,
+                       "tokens_per_second": FLAGS.batch_size * FLAGS.seq_length / per_step,
+                       "gflop_per_s": flops * FLAGS.batch_size / per_step / 1e9,
+                       "share_of_matmul_rate": flops * FLAGS.batch_size / per_step / matmul_rate,
+                       "mfu": model_flop_utilization(flops * FLAGS.batch_size / per_step, dtype)}
+                if peer and name != KERAS_HUB_PEER:
+                    row["vs_keras_hub"] = peer / total
+                _print(row)
+            if FLAGS.profile:
+                name = f"bert_tf steps_per_loop={FLAGS.steps_per_loop[0]}"
+                with tempfile.TemporaryDirectory() as log_dir:
+                    profile = profile_step_ops(runners[name], log_dir, steps)
+                _print({"implementation": name, **settings,
+                        "matmul_share_of_op_time": profile["matmul_share"],
+                        **{f"ms_per_step {kind} {key}": seconds * 1e3
+                           for kind in ("by_part", "by_op_type")
+                           for key, seconds in list(profile[kind].items())[:12]}})
+
+
+def _serving():
+    if not FLAGS.hf_dir:
+        raise app.UsageError("--what=serving needs --hf_dir (the folder --model_dir came from).")
+    lines = arrival_order_lines(FLAGS.serving_text_file, limit=FLAGS.serving_lines)
+    preprocessor = BertPreprocessor(vocab_path(FLAGS.model_dir), seq_length=FLAGS.seq_length)
+    lengths = [int(n) for start in range(0, len(lines), 256) for n in np.sum(
+        preprocessor(tf.constant(lines[start:start + 256]))["input_mask"], axis=1)]
+    ref_python = FLAGS.ref_python if os.path.exists(FLAGS.ref_python) else None
+    _print({"lines": len(lines), "median_tokens": float(np.median(lengths)),
+            "mean_tokens": float(np.mean(lengths)),
+            "share_at_seq_length": float(np.mean(np.asarray(lengths) >= FLAGS.seq_length)),
+            "peers_in": ref_python})
+    return benchmark_serving(FLAGS.model_dir, FLAGS.hf_dir, lines, lengths,
+                             batch_sizes=FLAGS.serving_batch_size, repeats=FLAGS.repeats,
+                             latency_requests=FLAGS.latency_requests, seq_length=FLAGS.seq_length,
+                             ref_python=ref_python)
+
+
+def _read_lines(path, limit=8192):
+    opener = gzip.open if path.endswith(".gz") else open
+    with opener(path, "rt", encoding="utf-8") as f:
+        return [line.strip() for line, _ in zip(f, range(limit)) if line.strip()]
+
+
+def _pretrain_quality():
+    """Our MLM-only pretraining vs keras-hub on records of the shipped corpus (tiny config)."""
+    os.makedirs(FLAGS.work_dir, exist_ok=True)
+    records = {name: pretrain_quality.make_records(
+        os.path.join(CORPUS_DIR, f"{name}.txt.gz"), os.path.join(FLAGS.work_dir, f"{name}.tfrecord"),
+        FLAGS.vocab_file, dupe_factor) for name, dupe_factor in (("train", 5), ("heldout", 2))}
+    config_file = FLAGS["bert_config_file"].value if FLAGS["bert_config_file"].present else \
+        "official_configs/bert_config_tiny.json"
+    settings = pretrain_quality.QualitySettings(
+        config_file, records["train"], records["heldout"], FLAGS.work_dir, num_steps=FLAGS.num_steps,
+        num_warmup_steps=FLAGS.num_steps // 10, batch_size=32, seq_length=128,
+        max_predictions_per_seq=20, eval_every_steps=FLAGS.num_steps // 4)
+    for row in pretrain_quality.compare(settings, BertConfig.from_json_file(config_file), FLAGS.seed):
+        _print(row)
+
+
+def main(argv):
+    del argv
+    if FLAGS.what in ("encoder", "pretrain_step"):
+        config = BertConfig.from_json_file(FLAGS.bert_config_file)
+        (_encoder if FLAGS.what == "encoder" else _pretrain)(config)
+    elif FLAGS.what == "tokenize":
+        for row in benchmark_tokenize(FLAGS.vocab_file, _read_lines(FLAGS.text_file),
+                                      repeats=FLAGS.repeats):
+            _print(row)
+    elif FLAGS.what in ("finetune", "fit_strings", "serving"):
+        if not FLAGS.model_dir:
+            raise app.UsageError(f"--what={FLAGS.what} needs --model_dir.")
+        if FLAGS.what in ("finetune", "fit_strings"):
+            sentences, labels, names = bbc_news_sentences(FLAGS.num_sentences)
+            benchmark = benchmark_finetune if FLAGS.what == "finetune" else benchmark_fit_strings
+            rows = [row for dtype in FLAGS.dtype for row in benchmark(
+                FLAGS.model_dir, sentences, labels, names, FLAGS.batch_size, FLAGS.seq_length,
+                FLAGS.steps_per_repeat, dtype, FLAGS.repeats)]
+        else:
+            rows = _serving()
+        for row in rows:
+            _print(row)
+    elif FLAGS.what == "pretrain_quality":
+        _pretrain_quality()
+    elif FLAGS.what == "data":
+        for row in benchmark_create_pretraining_data(FLAGS.text_file, FLAGS.vocab_file,
+                                                     google_research_dir=FLAGS.google_research_dir,
+                                                     copies=FLAGS.data_copies):
+            _print(row)
+        _print(benchmark_dynamic_pretraining(FLAGS.text_file, FLAGS.vocab_file))
+    elif FLAGS.what == "text_pipeline":
+        _print(benchmark_dynamic_pretraining(
+            FLAGS.text_file, FLAGS.vocab_file, FLAGS.batch_size, FLAGS.seq_length, FLAGS.max_predictions_per_seq,
+            warmup_batches=FLAGS.pipeline_batches, batches=FLAGS.pipeline_batches))
+    else:
+        if not FLAGS.model_dir:
+            raise app.UsageError("--what=export needs --model_dir.")
+        for row in benchmark_export(FLAGS.model_dir, repeats=FLAGS.repeats):
+            _print(row)
+
+
+if __name__ == "__main__":
+    app.run(main)

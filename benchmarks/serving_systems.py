@@ -1,0 +1,164 @@
+"""The systems that `--what=serving` compares, each built inside its own worker process.
+
+Every system takes a list of raw strings and returns once the encoder has run on them,
+tokenization included. The peers are the CPU runtimes a production user would deploy
+instead; they are dev-only and imported here lazily, so this module imports in the
+PyTorch venv (`.venv-ref`, no TensorFlow) as well as in bert_tf's:
+- "bert_tf": the raw-text encoder SavedModel of `tools/export_saved_model.py` (each
+  request packed to its own longest sentence; the encoder computes real tokens only);
+- "bert_tf padded": the same Keras encoder and preprocessor with `packed_inference=False`
+  (every token of the request's longest computed), for the gain in one table;
+- "keras_hub": keras-hub's `BertTextClassifierPreprocessor` (fixed `seq_length`, its only
+  mode) and `BertBackbone` in one `tf.function`;
+- "hf_torch": Hugging Face transformers on PyTorch, fast tokenizer, padding to the longest;
+- "onnxruntime", "onnxruntime optimized": the same model exported from PyTorch
+  (`torch.onnx.export(dynamo=False)`), and after onnxruntime's transformer optimizer
+  (fused attention, LayerNorm, GELU), fast tokenizer, padding to the longest.
+"""
+
+import os
+
+SYSTEMS = ("bert_tf", "bert_tf padded", "keras_hub", "hf_torch", "onnxruntime",
+           "onnxruntime optimized")
+TF_SYSTEMS = ("bert_tf", "bert_tf padded", "keras_hub")
+
+
+def build_system(name, model_dir, hf_dir, seq_length, work_dir, threads):
+    """`serve(texts)` of system `name` (see the module docstring), on `threads` threads.
+
+    Args:
+      model_dir: the bert_tf model directory (TF systems).
+      hf_dir: the Hugging Face folder it was converted from (PyTorch / ONNX systems).
+    """
+    if name in TF_SYSTEMS:
+        import tensorflow as tf
+
+        tf.config.threading.set_intra_op_parallelism_threads(threads)
+        tf.config.threading.set_inter_op_parallelism_threads(threads)
+        builder = {"bert_tf": _bert_tf_export, "bert_tf padded": _bert_tf_padded,
+                   "keras_hub": _keras_hub}[name]
+        return builder(model_dir, seq_length, work_dir)
+    if name == "hf_torch":
+        return _hf_torch(hf_dir, seq_length, threads)
+    if name in ("onnxruntime", "onnxruntime optimized"):
+        return _onnxruntime(hf_dir, seq_length, threads, work_dir,
+                            optimized=name.endswith("optimized"))
+    raise ValueError(f"Unknown serving system {name!r}; choose from {SYSTEMS}.")
+
+
+def _bert_tf_export(model_dir, seq_length, work_dir):
+    import tensorflow as tf
+
+    from bert_tf.export.exporter import export_saved_model
+
+    path = export_saved_model(model_dir, os.path.join(work_dir, "bert_tf"), "encoder",
+                              seq_length=seq_length)
+    serve = tf.saved_model.load(path).signatures["serving_default"]
+    return lambda texts: serve(text=tf.constant(texts))["pooled_output"].numpy()
+
+
+def _bert_tf_padded(model_dir, seq_length, work_dir):
+    import tensorflow as tf
+
+    from bert_tf.model_dir_reader import vocab_path
+    from bert_tf.models.bert_encoder import BertEncoder
+    from bert_tf.tokenization.bert_preprocessor import BertPreprocessor
+
+    encoder = BertEncoder.from_pretrained(model_dir, packed_inference=False)
+    preprocessor = BertPreprocessor(vocab_path(model_dir), seq_length=seq_length,
+                                    padding="longest")
+    forward = tf.function(
+        lambda texts: encoder(preprocessor(texts), training=False)["pooled_output"],
+        input_signature=[tf.TensorSpec([None], tf.string)])
+    return lambda texts: forward(tf.constant(texts)).numpy()
+
+
+def _keras_hub(model_dir, seq_length, work_dir):
+    import keras_hub
+    import tensorflow as tf
+
+    from benchmarks.keras_hub_peer import keras_hub_backbone
+    from bert_tf.checkpoints.model_dir import read_config
+    from bert_tf.model_dir_reader import vocab_path
+
+    backbone = keras_hub_backbone(read_config(model_dir))
+    preprocessor = keras_hub.models.BertTextClassifierPreprocessor(
+        keras_hub.models.BertTokenizer(vocabulary=vocab_path(model_dir), lowercase=True),
+        sequence_length=seq_length)
+    forward = tf.function(
+        lambda texts: backbone(preprocessor(texts), training=False)["pooled_output"],
+        input_signature=[tf.TensorSpec([None], tf.string)])
+    return lambda texts: forward(tf.constant(texts)).numpy()
+
+
+def _hf_tokenizer(hf_dir, seq_length):
+    from transformers import AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(hf_dir)
+    return lambda texts, kind: tokenizer(texts, padding=True, truncation=True,
+                                         max_length=seq_length, return_tensors=kind)
+
+
+def _hf_torch(hf_dir, seq_length, threads):
+    import torch
+    from transformers import AutoModel
+
+    torch.set_num_threads(threads)
+    model = AutoModel.from_pretrained(hf_dir).eval()
+    tokenize = _hf_tokenizer(hf_dir, seq_length)
+
+    def serve(texts):
+        with torch.inference_mode():
+            return model(**tokenize(texts, "pt")).last_hidden_state[:, 0].numpy()
+    return serve
+
+
+def _onnxruntime(hf_dir, seq_length, threads, work_dir, optimized):
+    import onnxruntime
+    from transformers import AutoModel
+
+    path = os.path.join(work_dir, "model.onnx")
+    if not os.path.exists(path):
+        _export_onnx(AutoModel.from_pretrained(hf_dir).eval(), path)
+    if optimized:
+        from onnxruntime.transformers import optimizer
+
+        config = AutoModel.from_pretrained(hf_dir).config
+        optimized_path = os.path.join(work_dir, "model_optimized.onnx")
+        optimizer.optimize_model(path, model_type="bert", num_heads=config.num_attention_heads,
+                                 hidden_size=config.hidden_size).save_model_to_file(
+                                     optimized_path)
+        path = optimized_path
+    options = onnxruntime.SessionOptions()
+    options.intra_op_num_threads = threads
+    options.inter_op_num_threads = 1
+    session = onnxruntime.InferenceSession(path, options, providers=["CPUExecutionProvider"])
+    tokenize = _hf_tokenizer(hf_dir, seq_length)
+
+    def serve(texts):
+        inputs = tokenize(texts, "np")
+        feed = {name: inputs[name].astype("int64")
+                for name in ("input_ids", "attention_mask", "token_type_ids")}
+        return session.run(None, feed)[0][:, 0]
+    return serve
+
+
+def _export_onnx(model, path):
+    import torch
+
+    class LastHiddenState(torch.nn.Module):
+        def __init__(self, model):
+            super().__init__()
+            self.model = model
+
+        def forward(self, input_ids, attention_mask, token_type_ids):
+            return self.model(input_ids=input_ids, attention_mask=attention_mask,
+                              token_type_ids=token_type_ids).last_hidden_state
+
+    example = torch.ones([2, 8], dtype=torch.int64)
+    dynamic = {0: "batch", 1: "sequence"}
+    torch.onnx.export(LastHiddenState(model), (example, example, example), path, dynamo=False,
+                      input_names=["input_ids", "attention_mask", "token_type_ids"],
+                      output_names=["last_hidden_state"],
+                      dynamic_axes={"input_ids": dynamic, "attention_mask": dynamic,
+                                    "token_type_ids": dynamic, "last_hidden_state": dynamic})

@@ -1,1 +1,0 @@
-"""Throughput measurement shared by `tools/benchmark.py`: timing, FLOP counts, peers."""

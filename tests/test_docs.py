@@ -1,0 +1,123 @@
+"""The docs stay short and point only at files that exist.
+
+WORKSPACE.md is a guide of at most 400 lines (reasons go to docs/design.md, logs to docs/lab/).
+Every relative markdown link in the docs, and every repository path the guides name in
+backticks (`bert_tf/...py`, `tools/...py`, `benchmarks/...`, `docs/...`, or a module path
+inside the package such as `layers/packing.py`), must exist: a file that moves leaves no
+stale pointer behind. A failure lists every missing path at once.
+"""
+
+import glob
+import itertools
+import os
+import re
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+PACKAGE = os.path.join(ROOT, "bert_tf")
+MAX_WORKSPACE_LINES = 400
+
+# Guides whose backticked paths must exist; dated logs (docs/lab/) and the changelog name
+# files as they were, so only their links are checked.
+GUIDES = ["README.md", "WORKSPACE.md", "docs/design.md", "benchmarks/README.md"]
+LINKED = GUIDES + ["CHANGELOG.md"] + sorted(
+    os.path.relpath(path, ROOT) for path in glob.glob(os.path.join(ROOT, "docs", "lab", "*.md")))
+TOP_LEVEL = ("bert_tf/", "tools/", "benchmarks/", "docs/", "dev/", "tests/", "official_configs/")
+
+_FENCE = re.compile(r"^```.*?^```", re.MULTILINE | re.DOTALL)
+_CODE_SPAN = re.compile(r"`([^`\n]+)`")
+_LINK = re.compile(r"\[[^\]]*\]\(([^)\s]+)\)")
+
+
+def _read(relative):
+    with open(os.path.join(ROOT, relative), encoding="utf-8") as f:
+        return f.read()
+
+
+def _expand_braces(token):
+    """`a.{npz,json}` -> [`a.npz`, `a.json`]; no braces -> [token]."""
+    parts = re.split(r"\{([^{}]*)\}", token)
+    choices = [[part] if i % 2 == 0 else part.split(",") for i, part in enumerate(parts)]
+    return ["".join(combo) for combo in itertools.product(*choices)]
+
+
+def _exists(path):
+    return any(glob.glob(path)) if any(c in path for c in "*?[") else os.path.exists(path)
+
+
+def _candidate(token):
+    """The absolute path a backticked token names, or None when it names no repository path."""
+    token = token.strip(".,;:'\"()")
+    if token.startswith(TOP_LEVEL):
+        return os.path.join(ROOT, token)
+    first = token.split("/")[0]
+    if "/" in token and (token.endswith(".py") or token.endswith("/")) and os.path.isdir(
+            os.path.join(PACKAGE, first)):
+        return os.path.join(PACKAGE, token)  # a module path inside the package: layers/packing.py
+    return None
+
+
+def missing_code_paths(relative):
+    """Backticked repository paths in a guide (inline code and code blocks) that do not exist."""
+    text = _read(relative)
+    spans = [match.group(1) for match in _CODE_SPAN.finditer(_FENCE.sub("", text))]
+    # In code blocks (commands, layouts) only paths spelled from the repository root count.
+    block_tokens = [token for block in _FENCE.findall(text) for token in block.split()
+                    if token.strip(".,;:'\"()").startswith(TOP_LEVEL)]
+    missing = []
+    for token in [token for span in spans for token in span.split()] + block_tokens:
+        token = token.split("=")[-1] if token.startswith("--") else token  # --flag=path
+        for expanded in _expand_braces(token):
+            path = _candidate(expanded)
+            if path is not None and not _exists(path):
+                missing.append(f"{relative}: `{token}`")
+                break
+    return missing
+
+
+def missing_links(relative):
+    """Relative markdown links (`[text](path#anchor)`) of a doc whose target does not exist."""
+    missing = []
+    for target in _LINK.findall(_read(relative)):
+        if re.match(r"^[a-z]+:", target) or target.startswith("#"):
+            continue
+        path = os.path.normpath(os.path.join(ROOT, os.path.dirname(relative), target.split("#")[0]))
+        if not os.path.exists(path):
+            missing.append(f"{relative}: ({target})")
+    return missing
+
+
+def test_workspace_is_a_short_guide():
+    lines = _read("WORKSPACE.md").count("\n")
+    assert lines <= MAX_WORKSPACE_LINES, (
+        f"WORKSPACE.md has {lines} lines (at most {MAX_WORKSPACE_LINES}): move decisions to "
+        "docs/design.md and measurements to a dated docs/lab/ file")
+
+
+def test_the_docs_split_by_audience_exists():
+    for relative in ["docs/design.md", "CHANGELOG.md", "benchmarks/README.md"]:
+        assert os.path.isfile(os.path.join(ROOT, relative)), relative
+    assert glob.glob(os.path.join(ROOT, "docs", "lab", "*.md"))
+
+
+def test_every_relative_link_exists():
+    missing = [entry for relative in LINKED for entry in missing_links(relative)]
+    assert not missing, "links to missing files:\n" + "\n".join(missing)
+
+
+def test_every_backticked_repository_path_exists():
+    missing = [entry for relative in GUIDES for entry in missing_code_paths(relative)]
+    assert not missing, "paths that do not exist (moved or renamed?):\n" + "\n".join(missing)
+
+
+def test_no_doc_or_docstring_points_outside_the_repository():
+    # The project's notes outside the repository (design contract, style guide, anchors) are
+    # not shipped with it: docs/design.md is where a reason lives.
+    outside = re.compile(r"\.\./shared/|/work/|\b(?:DESIGN|PERFORMANCE|ANCHORS|STYLE)\.md\b")
+    offenders = []
+    files = LINKED + [os.path.relpath(path, ROOT) for folder in ["bert_tf", "tools", "benchmarks", "dev", "tests"]
+                      for path in glob.glob(os.path.join(ROOT, folder, "**", "*.py"), recursive=True)]
+    for relative in files:
+        for number, line in enumerate(_read(relative).splitlines(), 1):
+            if outside.search(line) and relative != os.path.relpath(__file__, ROOT):
+                offenders.append(f"{relative}:{number}: {line.strip()}")
+    assert not offenders, "pointers outside the repository:\n" + "\n".join(offenders)
