@@ -97,6 +97,10 @@ class BertEncoder(keras.Model):
         real tokens only (`layers.packing`); outputs equal the padded computation at every
         real position and are zero at padding. False keeps the padded computation (whose
         padded positions hold values no one should read).
+      packed_training: the same in training: the same values and gradients as the padded
+        computation (dropout aside, whose noise falls on other elements), for the work of
+        the real tokens. Off by default: the packing's gathers cost more than they save
+        where batches are nearly full (see `training.packing_choice`).
 
     Call with a dict of int32 `[B, S]` tensors `input_word_ids`, `input_mask`,
     `input_type_ids`; returns a dict with `sequence_output` `[B, S, H]`, `pooled_output`
@@ -114,7 +118,7 @@ class BertEncoder(keras.Model):
     """
 
     def __init__(self, config, causal_attention=False, remat=False, packed_inference=True,
-                 **kwargs):
+                 packed_training=False, **kwargs):
         if isinstance(config, dict):
             config = BertConfig.from_dict(config)
         embeddings = BertEmbeddings(
@@ -156,6 +160,7 @@ class BertEncoder(keras.Model):
         self.causal_attention = causal_attention
         self.remat = remat
         self.packed_inference = packed_inference
+        self.packed_training = packed_training
         self.embeddings = embeddings
         self.blocks = blocks
         self.pooler = pooler
@@ -169,7 +174,8 @@ class BertEncoder(keras.Model):
 
         Args:
           inputs: the encoder inputs dict (int `[B, S]` each).
-          training: dropout on. Inference packs real tokens (`packed_inference`).
+          training: dropout on. Real tokens are packed per `packed_training` in training,
+            `packed_inference` otherwise.
           output_positions: int `[B, K]`, or None for every position. Given, the last
             block computes its queries, feed-forward and LayerNorms only there (keys and
             values still at every position) and `sequence_output` is `[B, K, H]`: the same
@@ -178,7 +184,7 @@ class BertEncoder(keras.Model):
         """
         inputs = self._checked(inputs)
         packing = None
-        if self.packed_inference and not training:
+        if self.packed_training if training else self.packed_inference:
             packing = TokenPacking(inputs["input_mask"])
         return _forward(self.embeddings, self.blocks, self.pooler, inputs, training=training,
                         packing=packing, output_positions=output_positions)
@@ -204,6 +210,7 @@ class BertEncoder(keras.Model):
             "causal_attention": self.causal_attention,
             "remat": self.remat,
             "packed_inference": self.packed_inference,
+            "packed_training": self.packed_training,
             "name": self.name,
             "trainable": self.trainable,
         }

@@ -74,11 +74,14 @@ class BertPretrainer(BertTaskModel):
         return {"use_next_sentence": self.use_next_sentence}
 
 
-def build_pretrainer(config, use_next_sentence=True, left_to_right=False, remat=False):
+def build_pretrainer(config, use_next_sentence=True, left_to_right=False, remat=False,
+                     packed_training=False):
     """The `BertPretrainer` for an objective (paper Table 5's ablations included).
 
     `left_to_right` gives a causal encoder and no NSP head; `use_next_sentence=False` an
-    MLM-only model; `remat` recomputes each block in the backward pass.
+    MLM-only model; `remat` recomputes each block in the backward pass; `packed_training`
+    computes the real tokens only (`BertEncoder`).
     """
-    encoder = BertEncoder(config, causal_attention=left_to_right, remat=remat)
+    encoder = BertEncoder(config, causal_attention=left_to_right, remat=remat,
+                          packed_training=packed_training)
     return BertPretrainer(encoder, use_next_sentence=use_next_sentence and not left_to_right)

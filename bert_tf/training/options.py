@@ -13,11 +13,15 @@ from bert_tf.training.distribution import STRATEGIES
 from bert_tf.training.optimization import OPTIMIZERS
 
 INPUT_FORMATS = ("tfrecord", "text")
+PACKED_TRAINING = ("auto", "true", "false")
+# --packed_training=auto packs from this sequence length up (docs/design.md, "Packed training").
+PACKED_FROM_SEQ_LENGTH = 256
 
 # Options that may change between a run and its resume: they do not change what is trained.
 RESUMABLE_CHANGES = frozenset({
     "do_train", "do_eval", "eval_input_file", "eval_batch_size", "eval_every_steps",
-    "max_eval_steps", "steps_per_loop", "save_checkpoints_steps", "num_gpus", "tpu"})
+    "max_eval_steps", "steps_per_loop", "save_checkpoints_steps", "num_gpus", "tpu",
+    "packed_training"})
 
 
 @dataclasses.dataclass
@@ -77,6 +81,11 @@ class PretrainingOptions:
     enable_xla: bool = option(False, "XLA-compile the train step (single device on CPU).")
     remat: bool = option(False, "Recompute each block in the backward pass (less memory at "
                          "seq 512).")
+    packed_training: str = option(
+        "auto", "Compute real tokens only, not padding (same values and gradients): true, "
+        f"false, or auto (true from --max_seq_length={PACKED_FROM_SEQ_LENGTH} up, where "
+        "records are far from full; false under --enable_xla or on TPU, whose shapes must be "
+        "static).", choices=PACKED_TRAINING)
     no_nsp: bool = option(False, "Masked LM only (paper Table 5 'No NSP').")
     left_to_right: bool = option(False, "Causal next-token LM, no NSP (paper Table 5 'LTR & "
                                  "No NSP').")
@@ -86,6 +95,14 @@ class PretrainingOptions:
     def use_next_sentence(self):
         """Whether the run trains the next-sentence head (not for MLM-only or LTR runs)."""
         return not (self.no_nsp or self.left_to_right)
+
+    @property
+    def packs_training(self):
+        """Whether training computes real tokens only (`--packed_training`, auto resolved)."""
+        if self.packed_training != "auto":
+            return self.packed_training == "true"
+        return (self.max_seq_length >= PACKED_FROM_SEQ_LENGTH and not self.enable_xla
+                and self.distribution_strategy != "tpu")
 
     @property
     def objective(self):
@@ -112,5 +129,11 @@ def check_pretraining_options(options):
         raise OptionError("input_file", None, "is required with --do_train.")
     if options.do_eval and not (options.eval_input_file or options.input_file):
         raise OptionError("eval_input_file", None, "is required with --do_eval.")
+    static = ("enable_xla" if options.enable_xla else
+              "distribution_strategy" if options.distribution_strategy == "tpu" else None)
+    if options.packed_training == "true" and static:
+        raise OptionError("packed_training", "true",
+                          f"needs dynamic shapes, which --{static}={getattr(options, static)} "
+                          "rules out; use --packed_training=false (or auto).")
     if options.input_format == "text" and not options.vocab_file:
         raise OptionError("vocab_file", None, "is required with --input_format=text.")

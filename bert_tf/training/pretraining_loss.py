@@ -22,7 +22,8 @@ def pretraining_loss_fn(global_batch_size, use_next_sentence=True):
       use_next_sentence: add the NSP loss (False for `--no_nsp` and `--left_to_right`).
 
     The metrics are `(numerator, denominator)` sums: `mlm_accuracy`, `mlm_loss` (per real
-    prediction), and with NSP `nsp_accuracy`, `nsp_loss` (per example).
+    prediction), with NSP `nsp_accuracy`, `nsp_loss` (per example), and `real_tokens`, the
+    share of the batch's slots that hold a token rather than padding.
     """
 
     def loss_fn(batch, outputs):
@@ -33,8 +34,11 @@ def pretraining_loss_fn(global_batch_size, use_next_sentence=True):
         per_example = tf.math.divide_no_nan(tf.reduce_sum(token_loss * weights, axis=1),
                                             tf.reduce_sum(weights, axis=1))  # [B]
         count = tf.reduce_sum(weights)
+        input_mask = tf.cast(batch["input_mask"], tf.float32)
         metrics = {"mlm_accuracy": (tf.reduce_sum(correct * weights), count),
-                   "mlm_loss": (tf.reduce_sum(token_loss * weights), count)}
+                   "mlm_loss": (tf.reduce_sum(token_loss * weights), count),
+                   "real_tokens": (tf.reduce_sum(input_mask), tf.cast(tf.size(input_mask),
+                                                                       tf.float32))}
         if use_next_sentence:
             nsp_labels = tf.reshape(tf.cast(batch["next_sentence_labels"], tf.int32), [-1])
             nsp_logits = tf.cast(outputs["nsp_logits"], tf.float32)  # [B, 2]

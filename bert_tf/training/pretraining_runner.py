@@ -8,6 +8,7 @@ import dataclasses
 
 import keras
 import tensorflow as tf
+from absl import logging
 
 from bert_tf.checkpoints.model_dir import write_model_dir
 from bert_tf.configs import BertConfig, ConfigError
@@ -178,9 +179,12 @@ def pretrain(run, progress_fn=None):
 def _train_and_write(run, progress_fn):
     options, config, strategy = run.options, run.config, run.strategy
     keras.utils.set_random_seed(options.seed)  # Same initial weights and dropout on a rerun.
+    logging.info("Training computes %s (--packed_training=%s, --max_seq_length=%d).",
+                 "real tokens only" if options.packs_training else "every slot, padding included",
+                 options.packed_training, options.max_seq_length)
     with strategy.scope():
         model = build_pretrainer(config, options.use_next_sentence, options.left_to_right,
-                                 options.remat)
+                                 options.remat, packed_training=options.packs_training)
         optimizer = create_optimizer(options.optimizer, options.learning_rate,
                                      options.num_train_steps, options.num_warmup_steps,
                                      weight_decay=options.weight_decay, dtype=options.dtype)

@@ -46,7 +46,9 @@ def test_mlm_only_loss_has_no_nsp_term(tiny_config):
     outputs = model(model_inputs(model, batch), training=False)
     assert "nsp_logits" not in outputs
     loss, metrics = pretraining_loss_fn(4, use_next_sentence=False)(batch, outputs)
-    assert set(metrics) == {"mlm_accuracy", "mlm_loss"}
+    assert set(metrics) == {"mlm_accuracy", "mlm_loss", "real_tokens"}
+    real, slots = (float(value) for value in metrics["real_tokens"])
+    assert (real, slots) == (batch["input_mask"].numpy().sum(), batch["input_mask"].numpy().size)
     # With equal prediction counts per example, per-example means equal the token mean.
     mean_token_loss = float(metrics["mlm_loss"][0] / metrics["mlm_loss"][1])
     assert float(loss) > 0 and np.isfinite(mean_token_loss)

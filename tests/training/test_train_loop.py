@@ -96,7 +96,7 @@ def test_evaluate_reports_metric_ratios(tiny_config, initial_weights):
     trainer, _ = _trainer(get_strategy("one_device"), tiny_config, initial_weights,
                           lambda: keras.optimizers.SGD(0.1))
     metrics = trainer.evaluate(lambda ctx: dataset_fn(4)(ctx).take(3))
-    assert set(metrics) == {"mlm_accuracy", "mlm_loss", "nsp_accuracy", "nsp_loss"}
+    assert set(metrics) == {"mlm_accuracy", "mlm_loss", "nsp_accuracy", "nsp_loss", "real_tokens"}
     assert 0 <= metrics["mlm_accuracy"] <= 1 and metrics["nsp_loss"] == pytest.approx(np.log(2), abs=0.05)
 
 
