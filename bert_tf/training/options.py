@@ -9,7 +9,7 @@ import dataclasses
 
 from bert_tf.dtype_policy import DTYPES
 from bert_tf.options import OptionError, check_options, option
-from bert_tf.training.distribution import STRATEGIES
+from bert_tf.training.distribution import DEFAULT_COLLECTIVE_TIMEOUT_SECONDS, STRATEGIES
 from bert_tf.training.optimization import OPTIMIZERS
 
 INPUT_FORMATS = ("tfrecord", "text")
@@ -21,7 +21,7 @@ PACKED_FROM_SEQ_LENGTH = 256
 RESUMABLE_CHANGES = frozenset({
     "do_train", "do_eval", "eval_input_file", "eval_batch_size", "eval_every_steps",
     "max_eval_steps", "steps_per_loop", "save_checkpoints_steps", "num_gpus", "tpu",
-    "packed_training"})
+    "packed_training", "collective_timeout_seconds"})
 
 
 @dataclasses.dataclass
@@ -76,6 +76,10 @@ class PretrainingOptions:
                                         choices=STRATEGIES)
     tpu: str = option("", "TPU name or grpc:// address for --distribution_strategy=tpu.")
     num_gpus: int = option(None, "Devices for mirrored (default: all).", lower_bound=1)
+    collective_timeout_seconds: int = option(
+        DEFAULT_COLLECTIVE_TIMEOUT_SECONDS, "multi_worker_mirrored: the longest a worker waits "
+        "for the others in one step before it stops, naming the worker it lost (a dead one is "
+        "found sooner, by heartbeats).", lower_bound=1)
     dtype: str = option("float32", "float32, mixed_bfloat16 or mixed_float16 (with loss "
                         "scaling).", choices=DTYPES)
     enable_xla: bool = option(False, "XLA-compile the train step (single device on CPU).")

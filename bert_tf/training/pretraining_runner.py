@@ -22,7 +22,8 @@ from bert_tf.errors import UserError
 from bert_tf.models.bert_pretrainer import build_pretrainer
 from bert_tf.training.checkpointing import (check_output_dir, disk_full_is_a_user_error,
                                             variables_bytes)
-from bert_tf.training.distribution import check_batch_split, get_strategy, is_chief
+from bert_tf.training.distribution import (check_batch_split, get_strategy, is_chief,
+                                           lost_worker_is_a_user_error)
 from bert_tf.training.optimization import create_optimizer
 from bert_tf.training.options import (RESUMABLE_CHANGES, PretrainingOptions,
                                       check_pretraining_options)
@@ -128,7 +129,8 @@ def prepare_pretraining(options):
     config = load_config(options)
     _check_vocab(options, config)
     check_output_dir(options.output_dir)
-    strategy = get_strategy(options.distribution_strategy, options.tpu, options.num_gpus)
+    strategy = get_strategy(options.distribution_strategy, options.tpu, options.num_gpus,
+                            options.collective_timeout_seconds)
     try:
         check_batch_split(options.train_batch_size, strategy.num_replicas_in_sync,
                           options.gradient_accumulation_steps)
@@ -163,6 +165,7 @@ def run_pretraining(options, progress_fn=None):
     Raises:
       UserError, PermissionError: bad options or inputs, before any training.
       NonFiniteLossError: the loss became NaN/Inf (the last good checkpoint is kept).
+      WorkerLostError: a worker of a multi-worker run died or hangs (rerun them all).
     """
     return pretrain(prepare_pretraining(options), progress_fn)
 
@@ -170,7 +173,8 @@ def run_pretraining(options, progress_fn=None):
 def pretrain(run, progress_fn=None):
     """Trains and evaluates a `PreparedRun` under its dtype policy; see `run_pretraining`."""
     try:
-        with policy_scope(run.options.dtype):
+        with policy_scope(run.options.dtype), lost_worker_is_a_user_error(
+                run.strategy, run.options.collective_timeout_seconds):
             return _train_and_write(run, progress_fn)
     finally:
         release_output_dir(run.options.output_dir)

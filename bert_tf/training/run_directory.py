@@ -6,7 +6,9 @@ directory, another run's checkpoints, unrelated files) is refused *before* anyth
 so a mistyped `--output_dir` never overwrites work. Pretraining and fine-tuning share
 `write_settings`: the settings that change what the saved state means must match; the length of
 the run may grow (continuing a finished run); the folder's own path is not compared, so a
-copied or moved run resumes where it is.
+copied or moved run resumes where it is. A run that stopped before it saved anything (its
+folder holds only its settings, lock, log and summaries: e.g. a wrong `--init_checkpoint`) does
+not claim the folder: the next command takes it with its own settings, and says so in the log.
 
 One live run per folder: `lock_output_dir` takes an `fcntl.flock` on `output_dir/.lock`. The
 kernel drops the lock when its process dies (even by SIGKILL), so a killed run's lock never
@@ -24,6 +26,9 @@ from bert_tf.errors import UserError
 
 SETTINGS_FILE = "pretraining_flags.txt"
 LOCK_FILE = ".lock"
+# What a run writes before its first checkpoint (`cli.LOG_FILE`, the TensorBoard folders):
+# a folder holding only these and its settings has no work in it that other settings could spoil.
+_BEFORE_FIRST_SAVE = frozenset({LOCK_FILE, "log.txt", "train", "eval"})
 _held_locks = {}  # output_dir -> open lock file, held until the process exits
 
 
@@ -48,6 +53,12 @@ def newest_checkpoint_step(output_dir):
              tf.io.gfile.glob(os.path.join(output_dir, "ckpt-*.index"))
              if path[:-len(".index")].rsplit("-", 1)[-1].isdigit()]
     return max(steps, default=0)
+
+
+def saved_nothing(output_dir, settings_file=SETTINGS_FILE):
+    """True when `output_dir` holds no checkpoint nor result: only what a run writes first."""
+    entries = {name.rstrip("/") for name in tf.io.gfile.listdir(output_dir)}
+    return entries <= _BEFORE_FIRST_SAVE | {settings_file}
 
 
 def lock_output_dir(output_dir):
@@ -101,11 +112,16 @@ def write_settings(output_dir, settings, may_change=frozenset(), length=None,
       The stored settings (`{}` for a new run).
 
     Raises:
-      OutputDirError: a run with other settings, one already past `final_step`, or another
-        live run holds the folder.
+      OutputDirError: a run with other settings (that saved a checkpoint or result), one
+        already past `final_step`, or another live run holds the folder.
     """
     path = os.path.join(output_dir, settings_file)
     stored = _read_settings(path) if tf.io.gfile.exists(path) else {}
+    if stored and saved_nothing(output_dir, settings_file):
+        lock_output_dir(output_dir)  # a live run that has not saved yet keeps its folder
+        logging.warning("%s holds the settings of a run that saved nothing (no checkpoint); "
+                        "this run takes the folder with its own settings.", output_dir)
+        stored = {}
     current = dict(line[2:].split("=", 1) for line in settings_lines(settings))
     free = set(may_change) | {"output_dir"} | ({length[0]} if length else set())
     if stored:

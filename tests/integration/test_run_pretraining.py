@@ -17,6 +17,7 @@ import tensorflow as tf
 from bert_tf.errors import UserError
 from bert_tf.training.options import PretrainingOptions
 from bert_tf.training.pretraining_runner import PretrainingInputError, run_pretraining
+from bert_tf.training.run_directory import newest_checkpoint_step
 
 SEQ, PREDICTIONS, VOCAB = 16, 3, 60
 STEP_LINE = re.compile(r"step (\d+)/\d+ loss=([\d.]+) .* lr=([\de.+-]+) ")
@@ -283,3 +284,70 @@ def test_sigterm_to_one_worker_of_two_stops_both_at_one_step_and_the_rerun_resum
     assert tf.train.get_checkpoint_state(str(output_dir)).all_model_checkpoint_paths == [
         str(output_dir / f"ckpt-{step}"), str(output_dir / "ckpt-40")]
     assert not [name for name in os.listdir(output_dir) if name.startswith(".worker")]
+
+
+@pytest.mark.slow
+def test_a_worker_killed_ends_the_other_within_bounds_naming_it_and_the_rerun_resumes(tmp_path,
+                                                                                      inputs):
+    """`kill -9` of one worker of two: the other exits within seconds, its last line naming the
+    lost worker, and rerunning both resumes from the newest checkpoint. First the worker that
+    is not the chief is lost (the chief's coordination service misses its heartbeats), then,
+    in the rerun, the chief (the other worker's connection to it breaks)."""
+    workers = [f"127.0.0.1:{port}" for port in _free_ports(2)]
+    output_dir = tmp_path / "mwms"
+    flags = dict(distribution_strategy="multi_worker_mirrored", num_train_steps=200,
+                 save_checkpoints_steps=4, steps_per_loop=2, collective_timeout_seconds=20)
+    started = []
+
+    def start(phase):
+        logs = [tmp_path / f"{phase}_worker{index}.log" for index in range(2)]
+        processes = [subprocess.Popen(
+            _command(output_dir, inputs, **flags), stderr=open(log, "w"), text=True,
+            env=_env(TF_CONFIG=json.dumps({"cluster": {"worker": workers},
+                                           "task": {"type": "worker", "index": index}})))
+            for index, log in enumerate(logs)]
+        started.extend(processes)
+        return processes, logs
+
+    def lose(phase, victim, after_step):
+        """Kills `victim` once the chief saved `ckpt-<after_step>`; returns the newest step."""
+        processes, logs = start(phase)
+        _wait_for(output_dir / "log.txt", f"Saved checkpoint {output_dir / f'ckpt-{after_step}'}.",
+                  processes[0], timeout=240)
+        processes[victim].send_signal(signal.SIGKILL)
+        processes[victim].wait(timeout=60)
+        killed = time.monotonic()
+        survivor = processes[1 - victim]
+        survivor.wait(timeout=120)
+        seconds = time.monotonic() - killed
+        log = logs[1 - victim].read_text()
+        print(f"{phase}: worker {1 - victim} exited {seconds:.1f} s after worker {victim}'s "
+              "kill -9")
+        assert survivor.returncode == 1 and seconds < flags["collective_timeout_seconds"] + 15, \
+            (seconds, log[-3000:])
+        assert "Traceback" not in log, log[-3000:]
+        assert log.strip().split("\n")[-1].startswith(
+            f"run_pretraining: error: lost a worker of the 2-worker run: worker {victim} "
+            f"({workers[victim]}) "), log[-3000:]
+        newest = newest_checkpoint_step(str(output_dir))
+        assert after_step <= newest < flags["num_train_steps"]
+        return newest, logs
+
+    try:
+        first, _ = lose("first", victim=1, after_step=4)
+        second, logs = lose("second", victim=0, after_step=first + 4)
+        assert f"Resumed from {output_dir / f'ckpt-{first}'} at step {first}." in \
+            logs[0].read_text()
+        processes, logs = start("third")
+        for process in processes:
+            process.wait(timeout=300)
+        texts = [log.read_text() for log in logs]
+        assert [p.returncode for p in processes] == [0, 0], texts[0][-2000:] + texts[1][-2000:]
+        assert f"Resumed from {output_dir / f'ckpt-{second}'} at step {second}." in texts[0]
+        steps = [_steps(text) for text in texts]
+        assert min(steps[0]) == second + 2 and max(steps[0]) == 200 and steps[0] == steps[1]
+    finally:
+        for process in started:
+            if process.poll() is None:
+                process.kill()
+                process.wait()

@@ -4,6 +4,7 @@ Each case asserts a non-zero exit, no traceback, a message naming the flag or fi
 files which existed before the run are byte-identical after it.
 """
 
+import dataclasses
 import hashlib
 import json
 import os
@@ -14,6 +15,9 @@ import pytest
 from absl import flags
 
 from bert_tf import cli
+from bert_tf.checkpoints.model_dir import write_model_dir
+from bert_tf.configs import BertConfig
+from bert_tf.models.bert_encoder import BertEncoder
 from bert_tf.options import OptionError
 from bert_tf.training.options import PretrainingOptions, check_pretraining_options
 from tests.integration.test_run_pretraining import SEQ, PREDICTIONS, write_config, write_records
@@ -139,6 +143,25 @@ def test_an_existing_model_directory_is_not_overwritten(tmp_path, inputs):
     result = _run(tmp_path, *_flags(inputs, output_dir=model_dir))
     _assert_one_line_error(result, f"--output_dir={model_dir}", "not empty")
     assert _snapshot(model_dir) == before
+
+
+@pytest.mark.slow
+def test_a_run_that_failed_before_its_first_checkpoint_leaves_the_folder_free(tmp_path, inputs):
+    """The new user's path: a wrong --init_checkpoint fails in one line; the corrected command
+    into the same --output_dir then trains there (the failed run saved nothing to protect)."""
+    config = BertConfig.from_json_file(inputs["bert_config_file"])
+    bigger = dataclasses.replace(config, hidden_size=24)
+    write_model_dir(str(tmp_path / "bigger_model"), bigger, encoder=BertEncoder(bigger))
+    output_dir = tmp_path / "out"
+    run = _flags(inputs, output_dir=output_dir, num_train_steps=2)
+    wrong = _run(tmp_path, *run, f"--init_checkpoint={tmp_path / 'bigger_model'}")
+    _assert_one_line_error(wrong, "init_checkpoint", "does not match the model")
+    assert not list(output_dir.glob("ckpt-*"))
+    corrected = _run(tmp_path, *run)
+    assert corrected.returncode == 0, corrected.stderr[-3000:]
+    assert f"{output_dir} holds the settings of a run that saved nothing" in corrected.stderr
+    assert (output_dir / "ckpt-2.index").exists()
+    assert "--init_checkpoint" not in (output_dir / "pretraining_flags.txt").read_text()
 
 
 @pytest.fixture(scope="module")

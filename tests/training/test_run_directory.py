@@ -37,10 +37,35 @@ def _checkpoint_at(output_dir, step):
 def test_a_resume_may_change_only_what_does_not_change_the_trained_state(tmp_path):
     run = tmp_path / "run"
     _claim(run)
+    _checkpoint_at(run, 2)
     _claim(run, steps_per_loop=10)
     with pytest.raises(OutputDirError, match=r"--learning_rate: 0.0001 there, 0.001 here"):
         _claim(run, learning_rate=1e-3)
     assert "--steps_per_loop=10" in (run / SETTINGS_FILE).read_text()
+
+
+def test_a_run_that_saved_nothing_leaves_the_folder_free_for_other_settings(tmp_path,
+                                                                          monkeypatch):
+    run = tmp_path / "run"
+    _claim(run)
+    for name in ("log.txt", "train"):  # what a run writes before its first checkpoint
+        (run / name).mkdir() if name == "train" else (run / name).write_text("")
+    logged = []
+    monkeypatch.setattr(logging, "warning", lambda message, *args: logged.append(message % args))
+    _claim(run, learning_rate=1e-3)
+    assert "--learning_rate=0.001" in (run / SETTINGS_FILE).read_text()
+    assert any(str(run) in line and "saved nothing" in line for line in logged), logged
+
+
+@pytest.mark.parametrize("saved", ["ckpt-2.index", "eval_results.json", "model.ckpt.index"])
+def test_a_folder_with_a_checkpoint_or_result_keeps_refusing_other_settings(tmp_path, saved):
+    run = tmp_path / "run"
+    _claim(run)
+    (run / saved).write_bytes(b"")
+    before = (run / SETTINGS_FILE).read_text()
+    with pytest.raises(OutputDirError, match=r"holds a run with other settings \(--learning_rate"):
+        _claim(run, learning_rate=1e-3)
+    assert (run / SETTINGS_FILE).read_text() == before
 
 
 def test_a_moved_run_resumes_where_it_is(tmp_path):
