@@ -35,7 +35,7 @@ from bert_tf.benchmarking.keras_hub_masked_lm import keras_hub_masked_lm_runner
 from bert_tf.benchmarking import pretrain_quality
 from bert_tf.benchmarking.timing import interleaved_median_seconds
 from bert_tf.configs import BertConfig
-from bert_tf.model_dir_reader import vocab_path
+from bert_tf.model_dir import vocab_path
 from bert_tf.reporting.machine_speed import measured_matmul_flops
 from bert_tf.tokenization.bert_preprocessor import BertPreprocessor
 from bert_tf.benchmarking.data import benchmark_create_pretraining_data, benchmark_dynamic_pretraining

@@ -12,7 +12,7 @@ import sys
 import tempfile
 import time
 
-from bert_tf.data import dynamic_pretraining
+from bert_tf.data.pipelines import dynamic_pretraining
 
 _ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 # google-research's script is TF1 code (tf.flags, tf.gfile, tf.python_io): run it on tf.compat.v1.
