@@ -54,7 +54,7 @@ from benchmarks.step_profile import profile_step_ops  # noqa: E402
 from benchmarks.timing import interleaved_median_seconds  # noqa: E402
 from benchmarks.tokenize_speed import benchmark_tokenize  # noqa: E402
 from bert_tf.configs import BertConfig  # noqa: E402
-from bert_tf.model_dir_reader import vocab_path  # noqa: E402
+from bert_tf.model_dir import vocab_path  # noqa: E402
 from bert_tf.reporting.machine_speed import measured_matmul_flops  # noqa: E402
 from bert_tf.tokenization.bert_preprocessor import BertPreprocessor  # noqa: E402
 

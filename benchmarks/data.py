@@ -13,7 +13,7 @@ import tempfile
 import time
 
 from benchmarks import REPO_ROOT, TOOLS_DIR
-from bert_tf.data import dynamic_pretraining
+from bert_tf.data.pipelines import dynamic_pretraining
 
 # google-research's script is TF1 code (tf.flags, tf.gfile, tf.python_io): run it on tf.compat.v1.
 _GOOGLE_RESEARCH_SHIM = (

@@ -17,9 +17,8 @@ import tensorflow as tf
 
 from benchmarks.keras_hub_peer import StepsTimer, keras_hub_backbone
 from benchmarks.timing import interleaved_median_seconds
-from bert_tf.checkpoints.model_dir import read_config, restore_model_dir
 from bert_tf.dtype_policy import policy_scope
-from bert_tf.model_dir_reader import vocab_path
+from bert_tf.model_dir import read_config, restore_model_dir, vocab_path
 from bert_tf.models import BertEncoder
 from bert_tf.tasks.adapters import classifier_adapter
 from bert_tf.tasks.sentence_task import SentenceExamples, SentenceTask

@@ -22,10 +22,9 @@ from benchmarks.finetune import (
     KERAS_HUB_PEER, LEARNING_RATE, timed_beside_keras_hub)
 from benchmarks.keras_hub_peer import StepsTimer
 from bert_tf.checkpoints.huggingface import export_huggingface_checkpoint
-from bert_tf.checkpoints.model_dir import read_config, restore_model_dir
 from bert_tf.dtype_policy import policy_scope
 from bert_tf.keras_tasks import TextClassifier
-from bert_tf.model_dir_reader import vocab_path
+from bert_tf.model_dir import read_config, restore_model_dir, vocab_path
 from bert_tf.models import BertEncoder
 from bert_tf.tokenization.bert_preprocessor import BertPreprocessor
 

@@ -20,7 +20,7 @@ import tensorflow as tf
 
 from benchmarks import TOOLS_DIR
 from benchmarks.keras_hub_peer import keras_hub_backbone
-from bert_tf.data.pretraining_dataset import pretraining_dataset
+from bert_tf.data.pipelines.pretraining_dataset import pretraining_dataset
 from bert_tf.training.optimization import NO_WEIGHT_DECAY, WarmupLinearDecay
 from bert_tf.training.pretraining_runner import PretrainingOptions, run_pretraining
 

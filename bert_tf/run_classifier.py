@@ -17,7 +17,7 @@ from bert_tf import finetuning_cli  # first: it quiets TensorFlow before TensorF
 
 from absl import flags  # noqa: E402
 
-from bert_tf.checkpoints.model_dir import read_model_info  # noqa: E402
+from bert_tf.model_dir import read_model_info  # noqa: E402
 from bert_tf.options import OptionError  # noqa: E402
 from bert_tf.tasks import glue, sentence_task  # noqa: E402
 from bert_tf.tasks.adapters import classifier_adapter  # noqa: E402

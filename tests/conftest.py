@@ -63,7 +63,7 @@ def minilm_model_dir(minilm_hf_dir, tmp_path_factory):
 @pytest.fixture(scope="module")
 def tiny_model_dir(minilm_hf_dir, tmp_path_factory):
     """A randomly initialised 2-layer model directory with the real MiniLM vocab."""
-    from bert_tf.checkpoints.model_dir import write_model_dir
+    from bert_tf.model_dir import write_model_dir
     from bert_tf.configs import BertConfig
     from bert_tf.models import BertEncoder
 

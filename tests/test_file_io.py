@@ -43,3 +43,12 @@ def test_write_read_list_glob_and_refuse(root):
         file_io.refuse_existing(os.path.join(root, "a.txt"), "output file", flag="out")
     with pytest.raises(file_io.OutputExistsError, match="already exists"):
         file_io.refuse_existing(root)  # a folder with files
+
+
+def test_refuse_existing_names_the_flag(tmp_path):
+    file_io.refuse_existing(str(tmp_path / "absent"))
+    file_io.refuse_existing(str(tmp_path))  # an empty folder is fine
+    (tmp_path / "file").write_text("x")
+    with pytest.raises(file_io.OutputExistsError, match=r"--output_dir=.*already exists; nothing was"):
+        file_io.refuse_existing(str(tmp_path), flag="output_dir")
+    assert isinstance(file_io.OutputExistsError("x"), FileExistsError)

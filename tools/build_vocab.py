@@ -37,7 +37,7 @@ FLAGS = flags.FLAGS
 def main(argv):
     del argv
     try:
-        from bert_tf.data import beam_vocab  # pylint: disable=import-outside-toplevel  (Beam is an extra.)
+        from bert_tf.data.records import beam_vocab  # pylint: disable=import-outside-toplevel  (Beam is an extra.)
 
         with cli.quiet_beam(FLAGS.beam_pipeline_options):
             vocab = beam_vocab.learn_vocab(

@@ -2,7 +2,7 @@ r"""Creates BERT pretraining TFRecords (google-research/bert flags and format), 
 
 Input: text files, one sentence per line, blank lines between documents
 (tools/prepare_corpus.py makes them from paragraphs). Output: TFRecords with
-google-research's features; see bert_tf/data/create_pretraining_data.py for how
+google-research's features; see bert_tf/data/records/create_pretraining_data.py for how
 NotNext buckets, shuffling and shards differ from google-research. The records
 are a function of the input, the flags and --random_seed: any runner and any
 worker count write the same bytes. Needs `pip install 'bert_tf[beam]'`.
@@ -21,9 +21,10 @@ from bert_tf import cli  # First: quiets TensorFlow's C++ start-up logging.
 from absl import flags  # noqa: E402
 
 from bert_tf import errors  # noqa: E402
-from bert_tf.data import create_pretraining_data as lib  # noqa: E402
+from bert_tf.data.records import create_pretraining_data as lib  # noqa: E402
+from bert_tf.data.records.record_options import Options  # noqa: E402
 
-_DEFAULTS = lib.Options(vocab_file="")
+_DEFAULTS = Options(vocab_file="")
 
 flags.DEFINE_string("input_file", None, "Input text files: comma-separated globs (.gz ok, gs:// ok).")
 flags.DEFINE_string("output_file", None, "Output TFRecord file, or comma-separated files; must not exist.")
@@ -53,7 +54,7 @@ FLAGS = flags.FLAGS
 
 def main(argv):
     del argv
-    options = lib.Options(
+    options = Options(
         vocab_file=FLAGS.vocab_file, do_lower_case=FLAGS.do_lower_case, do_whole_word_mask=FLAGS.do_whole_word_mask,
         max_seq_length=FLAGS.max_seq_length, max_predictions_per_seq=FLAGS.max_predictions_per_seq,
         random_seed=FLAGS.random_seed, dupe_factor=FLAGS.dupe_factor, masked_lm_prob=FLAGS.masked_lm_prob,

@@ -16,8 +16,9 @@ from bert_tf import cli  # first: quiets TensorFlow's C++ start-up lines
 
 from absl import flags  # noqa: E402
 
-from bert_tf.checkpoints import model_dir as model_dir_lib  # noqa: E402
+from bert_tf import model_dir as model_dir_lib  # noqa: E402
 from bert_tf.errors import UserError  # noqa: E402
+from bert_tf.file_io import refuse_existing  # noqa: E402
 from bert_tf.tasks.feature_extraction import extract_features, read_input_lines  # noqa: E402
 
 DEFAULT_SEQ_LENGTH = 128
@@ -60,7 +61,7 @@ def _max_seq_length(model_dir, config):
 
 def main(argv):
     del argv  # cli.run refuses positional arguments
-    model_dir_lib.refuse_existing(FLAGS.output_file, "output file", flag="output_file")
+    refuse_existing(FLAGS.output_file, "output file", flag="output_file")
     folder = os.path.dirname(os.path.abspath(FLAGS.output_file))
     if not os.path.isdir(folder):
         raise UserError(f"--output_file={FLAGS.output_file}: folder {folder} does not exist.")

@@ -17,7 +17,8 @@ import tempfile
 from bert_tf.checkpoints.google_research import convert_google_research_checkpoint
 from bert_tf.checkpoints.huggingface import (
     convert_huggingface_checkpoint, export_huggingface_checkpoint)
-from bert_tf.checkpoints.model_dir import CheckpointError, refuse_existing
+from bert_tf.file_io import refuse_existing
+from bert_tf.model_dir import CheckpointError
 
 SOURCES = ("huggingface", "google_research", "ours")
 TARGETS = ("model_dir", "huggingface")

@@ -16,10 +16,10 @@ import tensorflow as tf
 from absl import logging
 
 from bert_tf.checkpoints import weight_map
-from bert_tf.checkpoints.model_dir import (
-    checkpoint_read_error, choose_lower_case, write_model_dir)
 from bert_tf.checkpoints.weight_map import LAYER, Rule
 from bert_tf.configs import BertConfig
+from bert_tf.model_dir import (
+    checkpoint_read_error, choose_lower_case, write_model_dir)
 
 # Optimizer state and step counters that pretraining checkpoints also hold.
 _SLOT_SUFFIXES = ("/adam_m", "/adam_v")

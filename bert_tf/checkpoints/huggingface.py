@@ -19,12 +19,12 @@ import tensorflow as tf
 from absl import logging
 
 from bert_tf.checkpoints import weight_map
-from bert_tf.checkpoints.model_dir import (
-    CheckpointError, choose_lower_case, model_checkpoint_path, read_config, restore_model_dir,
-    vocab_path, write_model_dir)
 from bert_tf.checkpoints.weight_map import LAYER, Rule
 from bert_tf.configs import BertConfig
 from bert_tf.errors import require_extra
+from bert_tf.model_dir import (
+    CheckpointError, choose_lower_case, model_checkpoint_path, read_config, restore_model_dir,
+    vocab_path, write_model_dir)
 from bert_tf.models.bert_encoder import BertEncoder
 from bert_tf.models.bert_pretrainer import BertPretrainer
 

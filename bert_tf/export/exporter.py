@@ -16,8 +16,7 @@ import uuid
 import tensorflow as tf
 from absl import logging
 
-from bert_tf.checkpoints import model_dir as model_dir_lib
-from bert_tf.checkpoints.model_dir import OutputExistsError
+from bert_tf import model_dir as model_dir_lib
 from bert_tf.export import op_audit
 from bert_tf.export.choice_serving import MultipleChoiceServing
 from bert_tf.export.hub_modules import HubEncoderModule, PreprocessorModule
@@ -27,6 +26,7 @@ from bert_tf.export.serving_module import (
     ClassifierServing, EncoderServing, ExportError, PretrainerServing)
 from bert_tf.export.span_serving import SpanServing
 from bert_tf.export.token_serving import TokenClassifierServing
+from bert_tf.file_io import OutputExistsError
 
 _SERVING_MODULES = {
     "encoder": EncoderServing,

@@ -1,6 +1,6 @@
 """Rebuilds the Keras model of a head from a model directory, with what serving needs around it.
 
-A model directory (`bert_tf.checkpoints.model_dir`) holds the encoder under `encoder` and a
+A model directory (`bert_tf.model_dir`) holds the encoder under `encoder` and a
 fine-tuned head under `head` (pretraining: `masked_lm`, `next_sentence`). Head sizes are read
 from the checkpoint's variable shapes; label names, casing and sequence length from
 `model_info.json`.
@@ -17,8 +17,8 @@ import os
 import tensorflow as tf
 from absl import logging
 
-from bert_tf.checkpoints import model_dir as model_dir_lib
-from bert_tf.checkpoints.model_dir import HEADS, CheckpointError
+from bert_tf import model_dir as model_dir_lib
+from bert_tf.model_dir import HEADS, CheckpointError
 from bert_tf.models import (
     BertClassifier,
     BertEncoder,

@@ -19,13 +19,13 @@ import os
 
 import tensorflow as tf
 
-from bert_tf.checkpoints import model_dir as model_dir_lib
+from bert_tf import model_dir as model_dir_lib
 from bert_tf.checkpoints import weight_map
 from bert_tf.checkpoints.google_research import load_google_research_models
 from bert_tf.checkpoints.huggingface import (
     CONFIG_FILE, TOKENIZER_CONFIG_FILE, WEIGHTS_FILE, load_huggingface_models,
     recorded_lower_case)
-from bert_tf.checkpoints.model_dir import CheckpointError, choose_lower_case
+from bert_tf.model_dir import CheckpointError, choose_lower_case
 from bert_tf.models import BertEncoder
 
 GOOGLE_RESEARCH_CHECKPOINT = "bert_model.ckpt"

@@ -8,7 +8,7 @@ from bert_tf.layers.embeddings import BertEmbeddings
 from bert_tf.layers.initializers import truncated_normal
 from bert_tf.layers.packing import TokenPacking
 from bert_tf.layers.transformer_block import TransformerBlock
-from bert_tf.model_dir_reader import read_config, restore_model_dir
+from bert_tf.model_dir import read_config, restore_model_dir
 
 ENCODER_INPUTS = ("input_word_ids", "input_mask", "input_type_ids")
 

@@ -17,10 +17,9 @@ import keras
 import tensorflow as tf
 from absl import logging
 
-from bert_tf.checkpoints.model_dir import (read_config, read_model_info, restore_model_dir,
-                                           write_model_dir)
 from bert_tf.dtype_policy import policy_scope
 from bert_tf.errors import UserError
+from bert_tf.model_dir import read_config, read_model_info, restore_model_dir, write_model_dir
 from bert_tf.models.bert_encoder import BertEncoder
 from bert_tf.tasks.eval_history import best_metric, load_history, save_history
 from bert_tf.tasks.options import MODEL_SUBDIR, check_finetuning_options

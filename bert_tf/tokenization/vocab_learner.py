@@ -43,7 +43,7 @@ def learn_vocab_from_counts(counts, vocab_size, num_unused=100, **learn_params):
     """Learns a WordPiece vocab from word counts (see `learn_vocab`; `counts` maps word to count).
 
     The learner sees the words in sorted order, so equal counts give an equal vocab however
-    they were counted (`learn_vocab` here, or `bert_tf.data.beam_vocab` on Beam).
+    they were counted (`learn_vocab` here, or `bert_tf.data.records.beam_vocab` on Beam).
     """
     if not counts:
         raise ValueError("learn_vocab: the text holds no words to learn a vocab from.")
@@ -52,7 +52,7 @@ def learn_vocab_from_counts(counts, vocab_size, num_unused=100, **learn_params):
 
 def learn_vocab(lines, vocab_size, lower_case=True, num_unused=100, batch_size=1024,
                 **learn_params):
-    """Learns a WordPiece vocab from text in memory (`bert_tf.data.beam_vocab` for corpora).
+    """Learns a WordPiece vocab from text in memory (`bert_tf.data.records.beam_vocab` for corpora).
 
     Args:
       lines: a `tf.data.Dataset` of tf.string scalars, or an iterable of str, one text per item.

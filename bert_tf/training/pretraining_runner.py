@@ -10,15 +10,15 @@ import keras
 import tensorflow as tf
 from absl import logging
 
-from bert_tf.checkpoints.model_dir import write_model_dir
 from bert_tf.configs import BertConfig, ConfigError
 from bert_tf.data.document_reader import InputError
-from bert_tf.data.dynamic_pretraining import dynamic_pretraining_dataset
-from bert_tf.data.left_to_right import to_left_to_right
-from bert_tf.data.pretraining_dataset import (RecordFormatError, input_pipeline,
-                                              pretraining_dataset)
+from bert_tf.data.pipelines.dynamic_pretraining import dynamic_pretraining_dataset
+from bert_tf.data.pipelines.left_to_right import to_left_to_right
+from bert_tf.data.pipelines.pretraining_dataset import (RecordFormatError, input_pipeline,
+                                                        pretraining_dataset)
 from bert_tf.dtype_policy import policy_scope
 from bert_tf.errors import UserError
+from bert_tf.model_dir import write_model_dir
 from bert_tf.models.bert_pretrainer import build_pretrainer
 from bert_tf.training.checkpointing import (check_output_dir, disk_full_is_a_user_error,
                                             variables_bytes)

@@ -19,11 +19,12 @@ def vocab():
 
 
 def _make_records(tmp_path_factory, name, **options):
-    from bert_tf.data import create_pretraining_data as cpd
+    from bert_tf.data.records import create_pretraining_data as cpd
+    from bert_tf.data.records.record_options import Options
 
     output = str(tmp_path_factory.mktemp(name) / "records.tfrecord")
     result = cpd.create_pretraining_data(
-        HELDOUT, output, cpd.Options(vocab_file=VOCAB, dupe_factor=6, **options), num_output_shards=2)
+        HELDOUT, output, Options(vocab_file=VOCAB, dupe_factor=6, **options), num_output_shards=2)
     return result
 
 
@@ -43,7 +44,7 @@ def static_wwm_records(tmp_path_factory):
 def static_batch(static_records):
     """All of `static_records` as one model-input dict of numpy arrays."""
     from tests.data import pretraining_stats
-    from bert_tf.data import pretraining_dataset
+    from bert_tf.data.pipelines import pretraining_dataset
 
     dataset = pretraining_dataset.pretraining_dataset(static_records["output_files"], 512, 128, 20, is_training=False)
     return pretraining_stats.concat(list(dataset.as_numpy_iterator()))

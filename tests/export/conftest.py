@@ -10,7 +10,7 @@ import pytest
 import tensorflow as tf
 import tensorflow_text as text
 
-from bert_tf.checkpoints.model_dir import write_model_dir
+from bert_tf.model_dir import write_model_dir
 from bert_tf.configs import BertConfig
 from bert_tf.export.exporter import export_saved_model
 from bert_tf.models import (

@@ -17,7 +17,7 @@ import time
 
 import pytest
 
-from bert_tf.checkpoints.model_dir import read_model_info
+from bert_tf.model_dir import read_model_info
 
 HEADER = "Quality\t#1 ID\t#2 ID\t#1 String\t#2 String\n"
 WORDS = ["the", "cat", "dog", "sat", "ran", "on", "a", "mat", "park", "big"]

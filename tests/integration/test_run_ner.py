@@ -3,7 +3,7 @@ one run; CoNLL column shifts and invalid UTF-8 refused naming file:line, nothing
 
 import json
 
-from bert_tf.checkpoints.model_dir import read_model_info
+from bert_tf.model_dir import read_model_info
 from tests.integration.test_run_classifier import (assert_help, assert_user_error, run_entry,
                                                    snapshot)
 

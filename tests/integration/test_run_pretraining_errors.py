@@ -15,7 +15,7 @@ import pytest
 from absl import flags
 
 from bert_tf import cli
-from bert_tf.checkpoints.model_dir import write_model_dir
+from bert_tf.model_dir import write_model_dir
 from bert_tf.configs import BertConfig
 from bert_tf.models.bert_encoder import BertEncoder
 from bert_tf.options import OptionError

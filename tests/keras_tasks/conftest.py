@@ -20,7 +20,7 @@ LABELS = [1, 0, 1, 0, 1, 0, 1, 0]
 @pytest.fixture(scope="module")
 def tiny_dir(tiny_model_dir):
     """The conftest's tiny model directory (random 2-layer encoder, MiniLM vocab, uncased)."""
-    from bert_tf.checkpoints.model_dir import write_model_info
+    from bert_tf.model_dir import write_model_info
 
     write_model_info(tiny_model_dir, head="encoder", do_lower_case=True)
     return tiny_model_dir

@@ -8,7 +8,7 @@ import pytest
 import tensorflow as tf
 
 from bert_tf.checkpoints.convert import convert_checkpoint
-from bert_tf.checkpoints.model_dir import CheckpointError
+from bert_tf.model_dir import CheckpointError
 from bert_tf.dtype_policy import policy_scope
 from bert_tf.export.restored_model import restore_model
 from bert_tf.keras_tasks import TaskInputError, TextClassifier

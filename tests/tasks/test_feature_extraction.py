@@ -6,7 +6,7 @@ import os
 import numpy as np
 import pytest
 
-from bert_tf.checkpoints.model_dir import write_model_dir
+from bert_tf.model_dir import write_model_dir
 from bert_tf.configs import BertConfig
 from bert_tf.models.bert_encoder import BertEncoder
 from bert_tf.tasks.feature_extraction import extract_features, read_input_lines

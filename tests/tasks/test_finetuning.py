@@ -4,7 +4,7 @@ the dtype policy restored after a run, and the eval history file."""
 import keras
 import pytest
 
-from bert_tf.checkpoints.model_dir import write_model_dir
+from bert_tf.model_dir import write_model_dir
 from bert_tf.configs import BertConfig
 from bert_tf.models import BertClassifier
 from bert_tf.models.bert_encoder import BertEncoder

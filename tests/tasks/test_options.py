@@ -5,7 +5,7 @@ import os
 
 import pytest
 
-from bert_tf.checkpoints.model_dir import write_model_dir
+from bert_tf.model_dir import write_model_dir
 from bert_tf.configs import BertConfig
 from bert_tf.models.bert_encoder import BertEncoder
 from bert_tf.errors import UserError

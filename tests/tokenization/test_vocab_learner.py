@@ -7,7 +7,7 @@ import sys
 import pytest
 import tensorflow as tf
 
-from bert_tf.data import beam_vocab
+from bert_tf.data.records import beam_vocab
 from bert_tf.tokenization import vocab as vocab_lib
 from bert_tf.tokenization import vocab_learner
 from bert_tf.tokenization.bert_tokenizer import BertTokenizer

@@ -9,7 +9,7 @@ import sys
 import numpy as np
 import pytest
 
-from bert_tf.checkpoints.model_dir import write_model_dir
+from bert_tf.model_dir import write_model_dir
 from bert_tf.models.bert_encoder import BertEncoder
 from tests.export.conftest import TINY_VOCAB, tiny_config, write_tiny_model_dir
 

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from bert_tf.data.left_to_right import to_left_to_right
+from bert_tf.data.pipelines.left_to_right import to_left_to_right
 from bert_tf.models.bert_pretrainer import build_pretrainer
 from bert_tf.training.pretraining_loss import (majority_label_share, pretraining_loss_fn,
                                               unigram_baseline_accuracy)

@@ -9,7 +9,7 @@ import tensorflow as tf
 
 from tests.data.conftest import HELDOUT, VOCAB
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
 
 
 def _tool(*flags, pythonpath=ROOT, quiet_tensorflow=False):

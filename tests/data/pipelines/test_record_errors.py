@@ -2,8 +2,8 @@
 
 import pytest
 
-from bert_tf.data import pretraining_dataset as pd
-from tests.data.test_pretraining_dataset import P, S, _google_research_record, _write
+from bert_tf.data.pipelines import pretraining_dataset as pd
+from tests.data.pipelines.test_pretraining_dataset import P, S, _google_research_record, _write
 
 
 def _records(tmp_path, name="data.tfrecord", bad_at=None, drop=None, num_records=3000):

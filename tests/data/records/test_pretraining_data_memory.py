@@ -16,13 +16,14 @@ import pytest
 
 from tests.data.conftest import TRAIN, VOCAB
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
 
 # Runs the pipeline in a fresh process and prints that process's peak resident memory (KiB).
 _RUN = """
 import resource, sys
-from bert_tf.data import create_pretraining_data as cpd
-result = cpd.create_pretraining_data(sys.argv[1], sys.argv[2], cpd.Options(vocab_file=sys.argv[3], dupe_factor=2),
+from bert_tf.data.records import create_pretraining_data as cpd
+from bert_tf.data.records.record_options import Options
+result = cpd.create_pretraining_data(sys.argv[1], sys.argv[2], Options(vocab_file=sys.argv[3], dupe_factor=2),
                                      num_output_shards=2)
 print("instances", result["instances"], "peak_rss_kib", resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
 """

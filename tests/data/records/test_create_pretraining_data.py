@@ -5,10 +5,11 @@ import tensorflow as tf
 
 from tests.data import pretraining_stats
 from tests.data.conftest import HELDOUT, VOCAB
-from bert_tf.data import create_pretraining_data as cpd
+from bert_tf.data.records import create_pretraining_data as cpd
+from bert_tf.data.records.record_options import Options
 from bert_tf.data import document_reader
-from bert_tf.data import pretraining_dataset
-from bert_tf.data import pretraining_records
+from bert_tf.data.pipelines import pretraining_dataset
+from bert_tf.data.records import pretraining_records
 
 # google-research/bert run_pretraining.py input_fn_builder's name_to_features, written out.
 GOOGLE_RESEARCH_SPEC = {
@@ -59,7 +60,7 @@ def test_static_whole_word_masking(static_wwm_records, vocab):
 def test_next_sentence_b_from_other_document_of_the_same_bucket(tmp_path):
     corpus = tmp_path / "docs.txt"
     document_of = pretraining_stats.write_document_corpus(corpus, VOCAB, num_documents=150)
-    options = cpd.Options(vocab_file=VOCAB, dupe_factor=3, max_seq_length=48, max_predictions_per_seq=8,
+    options = Options(vocab_file=VOCAB, dupe_factor=3, max_seq_length=48, max_predictions_per_seq=8,
                           documents_per_bucket=50, random_seed=5)
     result = cpd.create_pretraining_data(str(corpus), str(tmp_path / "out.tfrecord"), options)
     dataset = pretraining_dataset.pretraining_dataset(result["output_files"], 1024, 48, 8, False)
@@ -85,7 +86,7 @@ def test_next_sentence_b_from_other_document_of_the_same_bucket(tmp_path):
 
 def test_same_seed_same_bytes_and_seed_matters(tmp_path):
     def run(name, seed):
-        result = cpd.create_pretraining_data(HELDOUT, str(tmp_path / name), cpd.Options(
+        result = cpd.create_pretraining_data(HELDOUT, str(tmp_path / name), Options(
             vocab_file=VOCAB, dupe_factor=1, random_seed=seed), num_output_shards=2)
         return [open(p, "rb").read() for p in result["output_files"]]
 

@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from bert_tf.data import pretraining_dataset as pd
-from tests.data.test_pretraining_dataset import P, S, _google_research_record, _write
+from bert_tf.data.pipelines import pretraining_dataset as pd
+from tests.data.pipelines.test_pretraining_dataset import P, S, _google_research_record, _write
 
 NUM_RECORDS = 480
 

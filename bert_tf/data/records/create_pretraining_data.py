@@ -1,9 +1,9 @@
 """Creates google-research/bert pretraining TFRecords from text, on Apache Beam.
 
-Same flags and example semantics as google-research `create_pretraining_data.py`
-(see `instance_builder`), built as a Beam pipeline (`beam_pipeline`) so that
-corpora of any size run on one machine (DirectRunner) or many (Dataflow, Flink,
-Spark). Differences from google-research:
+Same flags (`record_options.Options`) and example semantics as google-research
+`create_pretraining_data.py` (see `instance_builder`), built as a Beam pipeline
+(`beam_pipeline`) so that corpora of any size run on one machine (DirectRunner)
+or many (Dataflow, Flink, Spark). Differences from google-research:
 - The output is a function of the input text, the options and `random_seed`
   alone: the same records for any runner and any worker count, byte-identical
   shards from the same command (`pretraining_records` keys every draw).
@@ -20,39 +20,16 @@ Spark). Differences from google-research:
   when the run ends, whether it succeeded or not.
 """
 
-import dataclasses
 import time
 import uuid
 
 from absl import logging
 
 from bert_tf.data import document_reader
-from bert_tf.data import instance_builder as instance_builder_lib
-from bert_tf.data.pretraining_records import DataLossError
-from bert_tf.data import tfrecord_writer
+from bert_tf.data.records import record_options
+from bert_tf.data.records import tfrecord_writer
+from bert_tf.data.records.pretraining_records import DataLossError
 from bert_tf.tokenization import vocab as vocab_lib
-
-# Buckets hold documents_per_bucket on average; at 50 the chance that one holds fewer than
-# the two a NotNext pair needs is about 1e-20.
-_MIN_DOCUMENTS_PER_BUCKET = 50
-
-
-@dataclasses.dataclass
-class Options:
-    """Flags of `tools/create_pretraining_data.py` (google-research names and defaults)."""
-
-    vocab_file: str
-    do_lower_case: bool = True
-    do_whole_word_mask: bool = False
-    max_seq_length: int = 128
-    max_predictions_per_seq: int = 20
-    random_seed: int = 12345
-    dupe_factor: int = 10
-    masked_lm_prob: float = 0.15
-    short_seq_prob: float = 0.1
-    documents_per_bucket: int = 1000
-    max_document_sentences: int = 10000
-    tokenize_batch_size: int = 1024
 
 
 def output_paths(output_file, num_output_shards=1):
@@ -67,35 +44,6 @@ def output_paths(output_file, num_output_shards=1):
     if num_output_shards == 1:
         return paths
     return [f"{paths[0]}-{i:05d}-of-{num_output_shards:05d}" for i in range(num_output_shards)]
-
-
-def instance_builder(options, vocab):
-    """The `InstanceBuilder` of `options` for `vocab` (a list of tokens); validates both."""
-    vocab_lib.check_case_matches_vocab(vocab, options.do_lower_case, options.vocab_file)
-    ids = vocab_lib.special_token_ids(vocab)
-    return instance_builder_lib.InstanceBuilder(
-        options.max_seq_length, options.max_predictions_per_seq, options.masked_lm_prob, options.short_seq_prob,
-        options.do_whole_word_mask, len(vocab), ids.cls_id, ids.sep_id, ids.mask_id)
-
-
-def check_options(options):
-    """Validates `options`; warns when `max_predictions_per_seq` caps masking."""
-    if options.dupe_factor < 1:
-        raise ValueError(f"dupe_factor must be at least 1, got {options.dupe_factor}")
-    if not 0.0 <= options.short_seq_prob <= 1.0:
-        raise ValueError(f"short_seq_prob must be in [0, 1], got {options.short_seq_prob}")
-    if options.documents_per_bucket < _MIN_DOCUMENTS_PER_BUCKET:
-        raise ValueError(f"documents_per_bucket must be at least {_MIN_DOCUMENTS_PER_BUCKET}, "
-                         f"got {options.documents_per_bucket}")
-    if options.max_document_sentences < 1 or options.tokenize_batch_size < 1:
-        raise ValueError("max_document_sentences and tokenize_batch_size must be positive")
-    expected = int(round(options.max_seq_length * options.masked_lm_prob))
-    if options.max_predictions_per_seq < expected:
-        logging.warning(
-            "max_predictions_per_seq=%d caps masking: a full sequence of max_seq_length=%d at masked_lm_prob=%g "
-            "would mask %d tokens, so long sequences get an effective masked_lm_prob of %.3f. Use "
-            "max_predictions_per_seq >= %d.", options.max_predictions_per_seq, options.max_seq_length,
-            options.masked_lm_prob, expected, options.max_predictions_per_seq / options.max_seq_length, expected)
 
 
 def _check_two_documents(input_files, max_document_sentences):
@@ -118,7 +66,7 @@ def create_pretraining_data(input_patterns, output_file, options, num_output_sha
         one-sentence-per-line format, blank lines between documents; `.gz` ok;
         local or any filesystem `tf.io.gfile` reads (`gs://`).
       output_file: output path, or comma-separated output paths.
-      options: an `Options`.
+      options: a `record_options.Options`.
       num_output_shards: with a single `output_file`, write this many shards
         named `<output_file>-0000i-of-0000n`.
       beam_pipeline_options: Beam options as `name=value,...` (see
@@ -134,14 +82,14 @@ def create_pretraining_data(input_patterns, output_file, options, num_output_sha
       DataLossError: if the runner lost data (the output files are removed).
       bert_tf.errors.MissingExtraError: without apache_beam.
     """
-    check_options(options)
-    instance_builder(options, vocab_lib.load_vocab(options.vocab_file))
+    record_options.check_options(options)
+    record_options.instance_builder(options, vocab_lib.load_vocab(options.vocab_file))
     input_files = document_reader.expand_input_patterns(input_patterns)
     paths = output_paths(output_file, num_output_shards)
     tfrecord_writer.check_new_and_writable(paths)
     _check_two_documents(input_files, options.max_document_sentences)
-    from bert_tf.data import beam_options  # pylint: disable=import-outside-toplevel
-    from bert_tf.data import beam_pipeline  # pylint: disable=import-outside-toplevel  (Beam is an extra.)
+    from bert_tf.data.records import beam_options  # pylint: disable=import-outside-toplevel
+    from bert_tf.data.records import beam_pipeline  # pylint: disable=import-outside-toplevel  (Beam is an extra.)
 
     beam = beam_options.import_beam()
     logging.info("reading %d input file(s) into %d shard(s)", len(input_files), len(paths))

@@ -4,20 +4,18 @@ import glob
 import json
 import logging
 import os
-import shutil
 
 import numpy as np
 import pytest
 
-from bert_tf.checkpoints import model_dir as model_dir_lib
-from bert_tf.checkpoints.model_dir import (
-    CheckpointError, OutputExistsError, read_model_info, refuse_existing, resolve_lower_case,
-    write_model_dir, write_model_info)
+from bert_tf import model_dir as model_dir_lib
 from bert_tf.configs import BertConfig
 from bert_tf.export.exporter import export_seq_length
+from bert_tf.model_dir import (
+    CheckpointError, read_model_info, resolve_lower_case, write_model_dir, write_model_info)
 from bert_tf.models.bert_encoder import BertEncoder
 
-TESTDATA = os.path.join(os.path.dirname(os.path.dirname(__file__)), "testdata")
+TESTDATA = os.path.join(os.path.dirname(__file__), "testdata")
 CASED_VOCAB = os.path.join(TESTDATA, "tokenization", "bbc_cased_vocab.txt")
 
 
@@ -76,15 +74,6 @@ def test_old_directory_falls_back_to_the_vocab_guess_with_a_warning(model_dir, c
     assert "No do_lower_case recorded" in caplog.text
 
 
-def test_refuse_existing(tmp_path):
-    refuse_existing(str(tmp_path / "absent"))
-    refuse_existing(str(tmp_path))  # an empty folder is fine
-    (tmp_path / "file").write_text("x")
-    with pytest.raises(OutputExistsError, match=r"--output_dir=.*already exists; nothing was"):
-        refuse_existing(str(tmp_path), flag="output_dir")
-    assert isinstance(OutputExistsError("x"), FileExistsError)
-
-
 def test_damaged_checkpoint_names_its_path(model_dir):
     (data,) = glob.glob(os.path.join(model_dir, "model.ckpt.data-*"))
     with open(data, "rb") as f:
@@ -107,25 +96,3 @@ def test_nan_weights_are_refused_by_name(tmp_path):
 def test_missing_directory(tmp_path):
     with pytest.raises(FileNotFoundError, match="does not exist"):
         model_dir_lib.model_checkpoint_path(str(tmp_path / "nope"))
-
-
-def test_hf_conversion_refuses_nan_and_records_casing(tiny_hf_dir, tmp_path):
-    from safetensors.numpy import load_file, save_file
-
-    from bert_tf.checkpoints.convert import convert_checkpoint
-
-    good = str(tmp_path / "good")
-    convert_checkpoint("huggingface", tiny_hf_dir, "model_dir", good, do_lower_case=True)
-    assert read_model_info(good)["do_lower_case"] is True
-    assert read_model_info(good)["head"] == "pretrainer"
-    with pytest.raises(OutputExistsError):
-        convert_checkpoint("huggingface", tiny_hf_dir, "model_dir", good)
-    weights = os.path.join(tiny_hf_dir, "model.safetensors")
-    tensors = load_file(weights)
-    name = sorted(key for key in tensors if key.endswith("LayerNorm.weight"))[0]
-    tensors[name] = np.full_like(tensors[name], np.nan)
-    save_file(tensors, weights, metadata={"format": "pt"})
-    with pytest.raises(CheckpointError, match=f"`{name.removeprefix('bert.')}` holds NaN or Inf"):
-        convert_checkpoint("huggingface", tiny_hf_dir, "model_dir", str(tmp_path / "bad"))
-    assert not os.path.exists(tmp_path / "bad")
-    shutil.rmtree(good)

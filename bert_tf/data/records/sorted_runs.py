@@ -27,7 +27,7 @@ import os
 
 import tensorflow as tf
 
-from bert_tf.data import tfrecord_writer
+from bert_tf.data.records import tfrecord_writer
 
 # Runs merged at once. Each open run holds one read batch (`_READ_BATCH` records, about
 # 0.5 MB); more runs than this are merged in passes, so open files stay few.

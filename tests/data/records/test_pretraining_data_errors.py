@@ -7,13 +7,14 @@ import logging
 import pytest
 
 from tests.data.conftest import HELDOUT, VOCAB
-from bert_tf.data import create_pretraining_data as cpd
+from bert_tf.data.records import create_pretraining_data as cpd
+from bert_tf.data.records.record_options import Options, check_options
 from bert_tf.data import document_reader
 
 
 def _run(tmp_path, inputs, **options):
     return cpd.create_pretraining_data(inputs, str(tmp_path / "out" / "records.tfrecord"),
-                                       cpd.Options(vocab_file=VOCAB, dupe_factor=1, **options))
+                                       Options(vocab_file=VOCAB, dupe_factor=1, **options))
 
 
 def test_empty_inputs(tmp_path):
@@ -56,7 +57,7 @@ def test_invalid_utf8_lines_are_skipped(tmp_path, caplog):
 
 def test_max_predictions_too_small_warns(tmp_path, caplog):
     with caplog.at_level(logging.WARNING):
-        cpd.check_options(cpd.Options(vocab_file=VOCAB, max_seq_length=128, max_predictions_per_seq=5))
+        check_options(Options(vocab_file=VOCAB, max_seq_length=128, max_predictions_per_seq=5))
     assert "max_predictions_per_seq=5 caps masking" in caplog.text and "Use max_predictions_per_seq >= 19" in caplog.text
     with pytest.raises(ValueError, match="max_predictions_per_seq must be at least 1"):
         _run(tmp_path, HELDOUT, max_predictions_per_seq=0)
@@ -65,7 +66,7 @@ def test_max_predictions_too_small_warns(tmp_path, caplog):
 def test_unwritable_output(tmp_path):
     (tmp_path / "a_file").write_text("")
     with pytest.raises(ValueError, match="cannot write output file .*a_file/records"):
-        cpd.create_pretraining_data(HELDOUT, str(tmp_path / "a_file" / "records"), cpd.Options(vocab_file=VOCAB))
+        cpd.create_pretraining_data(HELDOUT, str(tmp_path / "a_file" / "records"), Options(vocab_file=VOCAB))
 
 
 def test_failure_leaves_no_shard(tmp_path):
@@ -73,12 +74,12 @@ def test_failure_leaves_no_shard(tmp_path):
     (tmp_path / "b.txt.gz").write_bytes(b"not gzip")
     with pytest.raises(document_reader.InputError, match="b.txt.gz"):
         cpd.create_pretraining_data(f"{tmp_path}/a.txt,{tmp_path}/b.txt.gz", str(tmp_path / "out" / "r"),
-                                    cpd.Options(vocab_file=VOCAB), num_output_shards=2)
+                                    Options(vocab_file=VOCAB), num_output_shards=2)
     assert glob.glob(str(tmp_path / "out" / "*")) == []
 
 
 def test_bad_shard_counts(tmp_path):
     with pytest.raises(ValueError, match="num_output_shards must be at least 1, got 0"):
-        cpd.create_pretraining_data(HELDOUT, str(tmp_path / "r"), cpd.Options(vocab_file=VOCAB), num_output_shards=0)
+        cpd.create_pretraining_data(HELDOUT, str(tmp_path / "r"), Options(vocab_file=VOCAB), num_output_shards=0)
     with pytest.raises(ValueError, match="lists 2 files but --num_output_shards=3"):
         cpd.output_paths("a,b", 3)

@@ -7,7 +7,7 @@ import tensorflow as tf
 from tests.data import pretraining_stats
 from tests.data.conftest import HELDOUT, VOCAB
 from bert_tf.data import document_reader
-from bert_tf.data.dynamic_pretraining import dynamic_pretraining_dataset
+from bert_tf.data.pipelines.dynamic_pretraining import dynamic_pretraining_dataset
 
 
 def _dataset(path=HELDOUT, batch_size=128, seq_length=128, max_predictions=20, **kwargs):

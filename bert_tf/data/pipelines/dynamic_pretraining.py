@@ -43,8 +43,8 @@ import functools
 import tensorflow as tf
 
 from bert_tf.data import document_reader
-from bert_tf.data import masking
-from bert_tf.data.pretraining_dataset import input_pipeline
+from bert_tf.data.pipelines import masking
+from bert_tf.data.pipelines.pretraining_dataset import input_pipeline
 from bert_tf.tokenization.bert_preprocessor import truncate_seq_pair_lengths
 from bert_tf.tokenization.bert_tokenizer import BertTokenizer
 

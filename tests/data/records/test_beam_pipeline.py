@@ -8,11 +8,12 @@ import tensorflow as tf
 
 from tests.data.conftest import HELDOUT, VOCAB
 from bert_tf import errors
-from bert_tf.data import beam_pipeline
-from bert_tf.data import create_pretraining_data as cpd
+from bert_tf.data.records import beam_pipeline
+from bert_tf.data.records import create_pretraining_data as cpd
+from bert_tf.data.records.record_options import Options, check_options
 from bert_tf.data import document_reader
 
-_OPTIONS = cpd.Options(vocab_file=VOCAB, dupe_factor=1, random_seed=11)
+_OPTIONS = Options(vocab_file=VOCAB, dupe_factor=1, random_seed=11)
 
 
 def _documents():
@@ -92,7 +93,7 @@ def test_error_inside_the_pipeline_is_one_line(tmp_path):
 
 def test_small_buckets_are_refused():
     with pytest.raises(ValueError, match="documents_per_bucket must be at least 50"):
-        cpd.check_options(cpd.Options(vocab_file=VOCAB, documents_per_bucket=10))
+        check_options(Options(vocab_file=VOCAB, documents_per_bucket=10))
 
 
 def test_without_beam_the_error_names_the_extra(tmp_path, monkeypatch):

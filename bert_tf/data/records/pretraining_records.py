@@ -179,7 +179,7 @@ class RecordSerializer:
     depend only on its packed length) are cached.
 
     Example:
-    >>> from bert_tf.data.instance_builder import TrainingInstance
+    >>> from bert_tf.data.records.instance_builder import TrainingInstance
     >>> serialize = RecordSerializer(max_seq_length=8, max_predictions_per_seq=2, vocab_size=100)
     >>> record = serialize(TrainingInstance([1, 5, 2, 6, 2], [0, 0, 0, 1, 1], [1], [7], False))
     >>> tf.train.Example.FromString(record).features.feature["masked_lm_ids"].int64_list.value[:]

@@ -1,15 +1,17 @@
 """The model directory: `bert_config.json`, `vocab.txt`, a checkpoint and `model_info.json`.
 
-Conversion, pretraining and fine-tuning all write this layout; every loader reads it. The
-checkpoint holds the encoder under the key `encoder` and heads beside it. `model_info.json`
-says how to read the directory: the `head` the checkpoint holds, `do_lower_case` and
-`max_seq_length`, so consumers (export, extract_features, fine-tuning) never guess; a flag that
-contradicts it is an error, as google-research's `validate_case_matches_checkpoint` made it.
-
-Reading weights into models (`read_config`, `restore_model_dir`, ...) lives below the models in
-`bert_tf.model_dir_reader` and is re-exported here, so this module is the one API.
+Conversion, pretraining and fine-tuning all write this layout; every loader reads it, models
+included (`BertEncoder.from_pretrained`), so this module sits below them: it imports configs,
+tokenization's vocab and TensorFlow, never models or checkpoints. The checkpoint holds the
+encoder under the key `encoder` and heads beside it. `model_info.json` says how to read the
+directory: the `head` the checkpoint holds, `do_lower_case` and `max_seq_length`, so consumers
+(export, extract_features, fine-tuning) never guess; a flag that contradicts it is an error, as
+google-research's `validate_case_matches_checkpoint` made it.
 
 Example:
+>>> encoder = BertEncoder(read_config("/tmp/minilm"))                           # doctest: +SKIP
+>>> restore_model_dir("/tmp/minilm", encoder=encoder)                           # doctest: +SKIP
+'/tmp/minilm/model.ckpt'
 >>> write_model_dir("/tmp/mrpc", config, "vocab.txt", encoder=encoder, head=head)  # doctest: +SKIP
 >>> write_model_info("/tmp/mrpc", head="classifier", do_lower_case=True,        # doctest: +SKIP
 ...                  max_seq_length=128, label_names=["0", "1"])
@@ -24,21 +26,13 @@ import shutil
 import tensorflow as tf
 from absl import logging
 
-# Re-exported: the model directory's API; they live below (file_io) for tools without TensorFlow.
-from bert_tf.file_io import OutputExistsError, refuse_existing  # noqa: F401
-from bert_tf.model_dir_reader import (  # noqa: F401  (re-exported: the model directory's API)
-    CHECKPOINT_PREFIX,
-    CONFIG_NAME,
-    VOCAB_NAME,
-    CheckpointError,
-    checkpoint_read_error,
-    model_checkpoint_path,
-    read_config,
-    restore_model_dir,
-    vocab_path,
-)
+from bert_tf.configs import BertConfig
+from bert_tf.errors import UserError
 from bert_tf.tokenization import vocab as vocab_lib
 
+CONFIG_NAME = "bert_config.json"
+VOCAB_NAME = "vocab.txt"
+CHECKPOINT_PREFIX = "model.ckpt"
 MODEL_INFO_NAME = "model_info.json"
 # What a checkpoint holds beside the encoder, named after the model class that reads it
 # (`encoder`: nothing beside it). Export serves one of these.
@@ -46,6 +40,83 @@ HEADS = ("encoder", "pretrainer", "classifier", "token_classifier", "span_labele
          "multiple_choice")
 # `task` values written before `head` existed.
 _OLD_TASK_NAMES = {"pretraining": "pretrainer"}
+
+
+class CheckpointError(UserError, ValueError):
+    """A checkpoint or model directory that cannot be read or converted (file, tensor named)."""
+
+
+def read_config(model_dir):
+    """Reads the `BertConfig` of a model directory."""
+    return BertConfig.from_json_file(os.path.join(model_dir, CONFIG_NAME))
+
+
+def vocab_path(model_dir):
+    """The `vocab.txt` of a model directory (it may not exist)."""
+    return os.path.join(model_dir, VOCAB_NAME)
+
+
+def model_checkpoint_path(model_dir):
+    """The checkpoint prefix in `model_dir`: `model.ckpt`, else the newest CheckpointManager one."""
+    if not tf.io.gfile.isdir(model_dir):
+        raise FileNotFoundError(f"Model directory {model_dir} does not exist.")
+    prefix = os.path.join(model_dir, CHECKPOINT_PREFIX)
+    if tf.io.gfile.exists(prefix + ".index"):
+        return prefix
+    latest = tf.train.latest_checkpoint(model_dir)
+    if latest is None:
+        raise FileNotFoundError(
+            f"No checkpoint in model directory {model_dir}: expected {CHECKPOINT_PREFIX}.index "
+            "(written by tools/convert_checkpoint.py or a training run).")
+    return latest
+
+
+def checkpoint_read_error(path, error):
+    """The `CheckpointError` for a checkpoint file TensorFlow failed to read (truncated, cut)."""
+    reason = str(error).strip().split("\n")[0] or type(error).__name__
+    return CheckpointError(
+        f"Checkpoint {path} is damaged or half-written ({reason}); write it again (rerun the "
+        "conversion or training that made it).")
+
+
+def check_finite(variables, where):
+    """Raises `CheckpointError` naming the first float variable holding NaN or Inf."""
+    for variable in variables:
+        value = tf.convert_to_tensor(variable)
+        if value.dtype.is_floating and not bool(tf.reduce_all(tf.math.is_finite(value))):
+            name = getattr(variable, "path", None) or variable.name
+            raise CheckpointError(f"{where}: weight `{name}` holds NaN or Inf values; the "
+                                  "model is unusable (retrain or convert it from a sound "
+                                  "checkpoint).")
+
+
+def restore_model_dir(model_dir, **objects):
+    """Restores `objects` (e.g. `encoder=...`) from the model directory's checkpoint.
+
+    Every variable of every given object must be found in the checkpoint, and be finite;
+    checkpoint entries of other objects (heads not asked for, optimizer slots) are allowed.
+
+    Returns:
+      The checkpoint prefix read.
+
+    Raises:
+      FileNotFoundError: no model directory or no checkpoint in it.
+      CheckpointError: the checkpoint is damaged, lacks some of `objects`, has shapes unlike
+        the config or holds NaN/Inf weights.
+    """
+    path = model_checkpoint_path(model_dir)
+    try:
+        tf.train.Checkpoint(**objects).read(path).assert_existing_objects_matched()
+    except AssertionError as error:
+        raise CheckpointError(f"Checkpoint {path} does not hold {sorted(objects)} as expected: "
+                              f"{error}") from None
+    except (IndexError, tf.errors.OpError) as error:
+        raise checkpoint_read_error(path, error) from None
+    except ValueError as error:
+        raise CheckpointError(f"Checkpoint {path} does not match the model built from "
+                              f"{os.path.join(model_dir, CONFIG_NAME)}: {error}") from None
+    check_finite([v for item in objects.values() for v in item.variables], f"Checkpoint {path}")
+    return path
 
 
 def write_model_dir(model_dir, config, vocab_file=None, info=None, **objects):
@@ -185,8 +256,7 @@ def resolve_lower_case(model_dir, do_lower_case=None, flag="do_lower_case"):
 
 __all__ = [
     "CHECKPOINT_PREFIX", "CONFIG_NAME", "HEADS", "MODEL_INFO_NAME", "VOCAB_NAME",
-    "CheckpointError", "OutputExistsError", "checkpoint_read_error", "choose_lower_case",
-    "model_checkpoint_path", "read_config", "read_model_info", "refuse_existing",
-    "resolve_lower_case", "restore_model_dir", "vocab_path", "write_model_dir",
-    "write_model_info",
+    "CheckpointError", "checkpoint_read_error", "choose_lower_case",
+    "model_checkpoint_path", "read_config", "read_model_info", "resolve_lower_case",
+    "restore_model_dir", "vocab_path", "write_model_dir", "write_model_info",
 ]

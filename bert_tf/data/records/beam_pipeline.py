@@ -18,12 +18,12 @@ Spark unchanged; the records are the same on all of them.
 
 import os
 
-from bert_tf.data import beam_options
-from bert_tf.data import create_pretraining_data
 from bert_tf.data import document_reader
-from bert_tf.data import pretraining_records
-from bert_tf.data import sorted_runs
-from bert_tf.data import tfrecord_writer
+from bert_tf.data.records import beam_options
+from bert_tf.data.records import pretraining_records
+from bert_tf.data.records import record_options
+from bert_tf.data.records import sorted_runs
+from bert_tf.data.records import tfrecord_writer
 from bert_tf.tokenization import vocab as vocab_lib
 
 beam = beam_options.import_beam()
@@ -97,7 +97,7 @@ class _BucketRecords(beam.DoFn):
 
     def setup(self):
         options = self._options
-        self._builder = create_pretraining_data.instance_builder(options, vocab_lib.load_vocab(options.vocab_file))
+        self._builder = record_options.instance_builder(options, vocab_lib.load_vocab(options.vocab_file))
         self._serialize = pretraining_records.RecordSerializer(
             options.max_seq_length, options.max_predictions_per_seq, self._builder.vocab_size)
 
@@ -155,7 +155,7 @@ def build(pipeline, input_files, paths, options, runs_dir):
       pipeline: a `beam.Pipeline`.
       input_files: list of text files (`document_reader.expand_input_patterns`).
       paths: output TFRecord files, one per shard (every one is written, maybe empty).
-      options: a `create_pretraining_data.Options`.
+      options: a `record_options.Options`.
       runs_dir: a new folder every worker can write (local, or `gs://` for
         distributed runners) for the sorted runs; the caller deletes it after the run.
     """

@@ -5,8 +5,8 @@ import random
 import pytest
 import tensorflow as tf
 
-from bert_tf.data.instance_builder import TrainingInstance
-from bert_tf.data.pretraining_records import RecordSerializer
+from bert_tf.data.records.instance_builder import TrainingInstance
+from bert_tf.data.records.pretraining_records import RecordSerializer
 
 
 def _protobuf_bytes(instance, max_seq_length, max_predictions_per_seq):

@@ -8,7 +8,7 @@ import pytest
 from tests.data import pretraining_stats
 from tests.data.conftest import VOCAB
 from bert_tf.data import document_reader
-from bert_tf.data.dynamic_pretraining import dynamic_pretraining_dataset
+from bert_tf.data.pipelines.dynamic_pretraining import dynamic_pretraining_dataset
 
 NUM_DOCUMENTS, SEQ_LENGTH, BATCH = 1200, 32, 16
 

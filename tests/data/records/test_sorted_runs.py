@@ -4,7 +4,7 @@ import random
 
 import pytest
 
-from bert_tf.data import sorted_runs
+from bert_tf.data.records import sorted_runs
 
 
 def _random_runs(folder, num_runs, rng):

@@ -6,7 +6,7 @@ import pytest
 import tensorflow as tf
 
 from bert_tf.configs import BertConfig
-from bert_tf.data import pretraining_dataset as pd
+from bert_tf.data.pipelines import pretraining_dataset as pd
 from bert_tf.models.bert_encoder import BertEncoder
 from bert_tf.models.bert_pretrainer import BertPretrainer
 

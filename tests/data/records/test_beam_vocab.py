@@ -6,7 +6,7 @@ import pytest
 import tensorflow as tf
 
 from tests.data.conftest import TRAIN
-from bert_tf.data import beam_vocab
+from bert_tf.data.records import beam_vocab
 from bert_tf.data import document_reader
 from bert_tf.tokenization import vocab_learner
 

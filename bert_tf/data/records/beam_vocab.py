@@ -13,8 +13,8 @@ import collections
 
 import tensorflow as tf
 
-from bert_tf.data import beam_options
 from bert_tf.data import document_reader
+from bert_tf.data.records import beam_options
 from bert_tf.tokenization import vocab_learner
 
 beam = beam_options.import_beam()

@@ -3,7 +3,7 @@
 import numpy as np
 import tensorflow as tf
 
-from bert_tf.data import masking
+from bert_tf.data.pipelines import masking
 
 CLS, SEP, MASK = 101, 102, 103
 

@@ -3,7 +3,7 @@
 import collections
 import random
 
-from bert_tf.data.instance_builder import InstanceBuilder
+from bert_tf.data.records.instance_builder import InstanceBuilder
 
 
 def test_every_position_is_masked_equally_often():

@@ -1,0 +1,1 @@
+"""Offline data making, on Apache Beam: pretraining TFRecords and WordPiece vocabularies."""
