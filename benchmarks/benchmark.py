@@ -55,7 +55,7 @@ from benchmarks.timing import interleaved_median_seconds  # noqa: E402
 from benchmarks.tokenize_speed import benchmark_tokenize  # noqa: E402
 from bert_tf.configs import BertConfig  # noqa: E402
 from bert_tf.model_dir import vocab_path  # noqa: E402
-from bert_tf.reporting.machine_speed import measured_matmul_flops  # noqa: E402
+from bert_tf.dtype_policy import measured_matmul_flops  # noqa: E402
 from bert_tf.tokenization.bert_preprocessor import BertPreprocessor  # noqa: E402
 
 KERAS_HUB_PEER = "keras_hub_BertMaskedLM.fit"

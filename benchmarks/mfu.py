@@ -6,7 +6,7 @@ vendors' dense (no sparsity) tensor-core figures; float32 on NVIDIA GPUs means T
 TensorFlow uses for float32 matmuls by default. None when no listed GPU is present.
 
 CPUs have no such table (the same "AMD EPYC" name covers parts of very different speed), so
-`reporting.machine_speed.measured_matmul_flops` times one large matmul on the machine itself:
+`dtype_policy.measured_matmul_flops` times one large matmul on the machine itself:
 the ceiling a step's FLOP/s is set against.
 """
 

@@ -5,34 +5,7 @@ and a quiet one can differ 2×. The closing summary of a pretraining run and the
 benchmark print this rate, measured on the spot, beside their own figures.
 """
 
-import time
-
-import tensorflow as tf
-
-
-def measured_matmul_flops(dtype, size=2048, matmuls=8, repeats=7):
-    """FLOP/s of this machine's default device on `size`² matmuls in `dtype`'s compute dtype.
-
-    The fastest of `repeats` timings of `matmuls` chained products (after one warm-up): what
-    the math library reaches on a shape that large, a ceiling for a model step. The fastest,
-    not the median: other processes on the machine only ever slow a timing down.
-    """
-    compute = tf.as_dtype(dtype.replace("mixed_", ""))
-    a = tf.cast(tf.random.stateless_normal([size, size], seed=[1, 2]) / size ** 0.5, compute)
-
-    @tf.function
-    def chain(x):
-        for _ in range(matmuls):
-            x = tf.matmul(x, a)
-        return x
-
-    chain(a).numpy()
-    seconds = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        chain(a).numpy()
-        seconds.append(time.perf_counter() - start)
-    return 2 * size ** 3 * matmuls / min(seconds)
+from bert_tf.dtype_policy import measured_matmul_flops
 
 
 def speed_line(seconds, dtype):

@@ -7,7 +7,7 @@ checks what one field alone cannot (warm-up within the run, P within S, ...).
 
 import dataclasses
 
-from bert_tf.dtype_policy import DTYPES
+from bert_tf.dtype_policy import AUTO, DTYPES
 from bert_tf.options import OptionError, check_options, option
 from bert_tf.training.distribution import DEFAULT_COLLECTIVE_TIMEOUT_SECONDS, STRATEGIES
 from bert_tf.training.optimization import OPTIMIZERS
@@ -80,8 +80,10 @@ class PretrainingOptions:
         DEFAULT_COLLECTIVE_TIMEOUT_SECONDS, "multi_worker_mirrored: the longest a worker waits "
         "for the others in one step before it stops, naming the worker it lost (a dead one is "
         "found sooner, by heartbeats).", lower_bound=1)
-    dtype: str = option("float32", "float32, mixed_bfloat16 or mixed_float16 (with loss "
-                        "scaling).", choices=DTYPES)
+    dtype: str = option("float32", "float32, mixed_bfloat16, mixed_float16 (with loss "
+                        "scaling) or auto (mixed_bfloat16 where this machine's bfloat16 matmuls "
+                        "are clearly faster, measured at the start; float32 elsewhere).",
+                        choices=DTYPES + (AUTO,))
     enable_xla: bool = option(False, "XLA-compile the train step (single device on CPU).")
     remat: bool = option(False, "Recompute each block in the backward pass (less memory at "
                          "seq 512).")

@@ -16,7 +16,7 @@ from bert_tf.data.pipelines.dynamic_pretraining import dynamic_pretraining_datas
 from bert_tf.data.pipelines.left_to_right import to_left_to_right
 from bert_tf.data.pipelines.pretraining_dataset import (RecordFormatError, input_pipeline,
                                                         pretraining_dataset)
-from bert_tf.dtype_policy import policy_scope
+from bert_tf.dtype_policy import AUTO, fastest_dtype, policy_scope
 from bert_tf.errors import UserError
 from bert_tf.model_dir import write_model_dir
 from bert_tf.models.bert_pretrainer import build_pretrainer
@@ -149,6 +149,10 @@ def prepare_pretraining(options):
     if is_chief(strategy):
         claim_output_dir(options.output_dir, dataclasses.asdict(options), RESUMABLE_CHANGES,
                          length=("num_train_steps", options.num_train_steps))
+    if options.dtype == AUTO:  # after the claim: the folder keeps `auto`, which any CPU resumes
+        dtype, why = fastest_dtype()
+        logging.info("--dtype=auto: %s (%s).", dtype, why)
+        options = dataclasses.replace(options, dtype=dtype)
     return PreparedRun(options, config, strategy, train_fn, eval_fn, eval_dataset)
 
 

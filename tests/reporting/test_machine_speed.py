@@ -2,7 +2,7 @@
 
 import re
 
-from bert_tf.reporting.machine_speed import measured_matmul_flops, speed_line
+from bert_tf.reporting.machine_speed import speed_line
 
 
 def test_speed_line_quotes_the_time_and_a_measured_rate():
@@ -13,8 +13,3 @@ def test_speed_line_quotes_the_time_and_a_measured_rate():
     assert match and int(match.group(1)) > 0
     assert speed_line(42.0, "float32").startswith("This run took 42 s; this machine's float32")
 
-
-def test_measured_rate_is_work_over_time():
-    # 8 chained 128² products: 2·128³·8 FLOPs in well under a second but more than a nanosecond.
-    rate = measured_matmul_flops("float32", size=128, repeats=2)
-    assert 2 * 128 ** 3 * 8 < rate < 2 * 128 ** 3 * 8 * 1e9
