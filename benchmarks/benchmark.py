@@ -54,6 +54,7 @@ from benchmarks.step_profile import profile_step_ops  # noqa: E402
 from benchmarks.timing import interleaved_median_seconds  # noqa: E402
 from benchmarks.tokenize_speed import benchmark_tokenize  # noqa: E402
 from bert_tf.configs import BertConfig  # noqa: E402
+from bert_tf.data.pipelines.pretraining_dataset import pretraining_dataset  # noqa: E402
 from bert_tf.model_dir import vocab_path  # noqa: E402
 from bert_tf.dtype_policy import measured_matmul_flops  # noqa: E402
 from bert_tf.tokenization.bert_preprocessor import BertPreprocessor  # noqa: E402
@@ -73,6 +74,10 @@ flags.DEFINE_multi_enum("dtype", ["float32"], ["float32", "mixed_bfloat16", "mix
                         "Keras dtype policies to measure (repeat the flag for several).")
 flags.DEFINE_multi_enum("xla", ["off"], ["off", "on"], "XLA jit_compile settings to measure.")
 flags.DEFINE_multi_integer("steps_per_loop", [1], "Pretrain: steps per compiled loop call.")
+flags.DEFINE_string("records", None, "Pretrain_step: time the first batch of these pretraining "
+                    "TFRecords (real padding) instead of a synthetic full-length batch.")
+flags.DEFINE_multi_enum("packed_training", ["false"], ["false", "true"], "Pretrain_step: "
+                        "BertEncoder.packed_training settings to measure (repeat the flag).")
 flags.DEFINE_bool("profile", False, "Pretrain_step: also trace our step once and print its op "
                   "time per step by model part and op type (benchmarks/step_profile.py).")
 flags.DEFINE_integer("steps_per_repeat", 10, "Pretrain: steps per timed repeat, a multiple of "
@@ -129,8 +134,14 @@ def _encoder(config):
 
 def _pretrain(config):
     flops = pretraining_flops(config, FLAGS.seq_length, FLAGS.max_predictions_per_seq)
-    batch = synthetic_batch(config, FLAGS.batch_size, FLAGS.seq_length,
-                            FLAGS.max_predictions_per_seq)
+    if FLAGS.records:
+        batch = next(iter(pretraining_dataset(
+            FLAGS.records, FLAGS.batch_size, FLAGS.seq_length, FLAGS.max_predictions_per_seq,
+            is_training=False)))
+    else:
+        batch = synthetic_batch(config, FLAGS.batch_size, FLAGS.seq_length,
+                                FLAGS.max_predictions_per_seq)
+    real_tokens = float(tf.reduce_sum(batch["input_mask"]))
     steps = FLAGS.steps_per_repeat
     for dtype in FLAGS.dtype:
         matmul_rate = measured_matmul_flops(dtype)
@@ -146,9 +157,12 @@ def _pretrain(config):
             except ImportError as error:
                 _print({"implementation": "keras_hub", "error": f"not installed ({error})"})
             for steps_per_loop in FLAGS.steps_per_loop:
-                runners[f"bert_tf steps_per_loop={steps_per_loop}"] = pretrain_step_runner(
-                    config, batch, steps, dtype=dtype, jit_compile=xla == "on",
-                    steps_per_loop=steps_per_loop)
+                for packed in FLAGS.packed_training:
+                    name = f"bert_tf steps_per_loop={steps_per_loop}" + (
+                        " packed_training" if packed == "true" else "")
+                    runners[name] = pretrain_step_runner(
+                        config, batch, steps, dtype=dtype, jit_compile=xla == "on",
+                        steps_per_loop=steps_per_loop, packed_training=packed == "true")
             seconds = interleaved_median_seconds(runners, repeats=FLAGS.repeats)
             peer = seconds.get(KERAS_HUB_PEER)
             for name, total in seconds.items():
@@ -158,7 +172,11 @@ def _pretrain(config):
                        "tokens_per_second": FLAGS.batch_size * FLAGS.seq_length / per_step,
                        "gflop_per_s": flops * FLAGS.batch_size / per_step / 1e9,
                        "share_of_matmul_rate": flops * FLAGS.batch_size / per_step / matmul_rate,
-                       "mfu": model_flop_utilization(flops * FLAGS.batch_size / per_step, dtype)}
+                       "mfu": model_flop_utilization(flops * FLAGS.batch_size / per_step, dtype),
+                       # Slots the step computes per real token: 1 when only real tokens are.
+                       "computed_per_real_token": (real_tokens if name.endswith("packed_training")
+                                                   else FLAGS.batch_size * FLAGS.seq_length)
+                       / real_tokens}
                 if peer and name != KERAS_HUB_PEER:
                     row["vs_keras_hub"] = peer / total
                 _print(row)
