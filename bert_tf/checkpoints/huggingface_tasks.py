@@ -35,7 +35,8 @@ import numpy as np
 from absl import logging
 
 from bert_tf.checkpoints import huggingface, huggingface_h5, weight_map
-from bert_tf.checkpoints.model_dir import CheckpointError
+from bert_tf.checkpoints.model_dir import CheckpointError, vocab_path, write_model_dir
+from bert_tf.checkpoints.tokenizer_json import read_folder_vocab, write_vocab
 from bert_tf.checkpoints.weight_map import Rule
 from bert_tf.configs import BertConfig
 from bert_tf.models import (BertClassifier, BertEncoder, BertMultipleChoice, BertPretrainer,
@@ -390,3 +391,26 @@ def load_huggingface_task(folder):
         problem_type=problem_type,
         dropout_rate=dropout if isinstance(dropout, (int, float)) else None,
         weights_file=source.where, has_pooler=has_pooler)
+
+
+def convert_task_folder(hf_dir, model_dir, do_lower_case=None):
+    """Writes a Hugging Face folder as a bert_tf model directory: the encoder, pretraining
+    heads or the task head (as `head`), and `model_info.json` (head, casing, label names,
+    problem type). See `huggingface.convert_huggingface_checkpoint`.
+
+    Returns:
+      The checkpoint prefix written.
+    """
+    weights_file(hf_dir)  # a missing or pickle-only folder first
+    vocab = read_folder_vocab(hf_dir)
+    lower_case = vocab.choose_lower_case(do_lower_case)
+    task = load_huggingface_task(hf_dir)
+    info = dict(task.model_dir_info(), do_lower_case=lower_case)
+    objects = dict(task.heads)
+    if task.task_head is not None:
+        objects["head"] = task.task_head
+    prefix = write_model_dir(model_dir, task.config, vocab_file=vocab.vocab_file, info=info,
+                             encoder=task.encoder, **objects)
+    if vocab.vocab_file is None:
+        write_vocab(vocab.tokens, vocab_path(model_dir))
+    return prefix
