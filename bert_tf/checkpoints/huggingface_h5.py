@@ -63,15 +63,27 @@ def _short_name(weight_name):
     return name[len(STEM):] if name.startswith(STEM) else name
 
 
+def _dataset(h5py, group, weight_name, path):
+    """The float dataset `weight_name` of `group`, refused unless stored in this file."""
+    link = group.get(weight_name, getlink=True)
+    dataset = group.get(weight_name) if isinstance(link, h5py.HardLink) else None
+    if not isinstance(dataset, h5py.Dataset) or dataset.dtype.kind != "f":
+        raise CheckpointError(f"{path}: weight `{weight_name}` is not a float array stored in "
+                              "the file (links to other files are not followed).")
+    return dataset
+
+
 def read_h5(path):
     """The weights of a `tf_model.h5` as a `weight_map.TensorSource` (names shortened).
 
-    A weight listed under two layers (TFBertForMaskedLM lists the embeddings again under
-    `mlm___cls`, whose decoder shares them) is read once, after checking the copies agree.
+    Shapes come from the file's metadata; values are read only when asked for, after the
+    caller checked the shapes. A weight listed under two layers (TFBertForMaskedLM lists the
+    embeddings again under `mlm___cls`, whose decoder shares them) is one tensor, whose copies
+    must agree.
 
     Raises:
       CheckpointError: not an HDF5 file, not Keras's weights layout, a weight that is not a
-        float array, or two differing copies of one weight; the file and name are given.
+        float array in the file, or two differing copies of one weight; file and name given.
     """
     import h5py  # Keras's dependency, imported here: only TF folders need it
 
@@ -79,13 +91,13 @@ def read_h5(path):
         handle = h5py.File(path, "r")
     except OSError as error:
         raise CheckpointError(f"{path}: not a readable HDF5 file ({error}).") from None
+    shapes, copies = {}, {}
     with handle as f:
         if "layer_names" not in f.attrs:
             raise CheckpointError(
                 f"{path}: no `layer_names` attribute, so not the Keras weights file that "
                 "transformers' TFBert*.save_pretrained writes (sharded TF checkpoints are not "
                 "read: save it unsharded or as safetensors).")
-        shapes, labels, values = {}, {}, {}
         for layer in f.attrs["layer_names"]:
             layer = _text(layer)
             group = f.get(layer)
@@ -93,16 +105,24 @@ def read_h5(path):
                 raise CheckpointError(f"{path}: layer `{layer}` of `layer_names` has no group.")
             for weight_name in group.attrs.get("weight_names", []):
                 weight_name = _text(weight_name)
-                dataset = group.get(weight_name)
-                if not isinstance(dataset, h5py.Dataset) or dataset.dtype.kind != "f":
-                    raise CheckpointError(f"{path}: weight `{weight_name}` is not a float "
-                                          "array.")
+                shape = _dataset(h5py, group, weight_name, path).shape
                 name = _short_name(weight_name)
-                value = np.asarray(dataset[()])
-                if name in values:
-                    if not np.array_equal(values[name], value):
-                        raise CheckpointError(f"{path}: weight `{weight_name}` differs from "
-                                              f"`{labels[name]}`, another copy of it.")
-                    continue
-                shapes[name], labels[name], values[name] = value.shape, weight_name, value
-    return weight_map.TensorSource(shapes, values.__getitem__, where=path, labels=labels)
+                if name in shapes and shapes[name] != shape:
+                    raise CheckpointError(
+                        f"{path}: weight `{weight_name}` has shape {list(shape)}, its other "
+                        f"copy `{copies[name][0][1]}` {list(shapes[name])}.")
+                shapes.setdefault(name, shape)
+                copies.setdefault(name, []).append((layer, weight_name))
+
+    def read(name):
+        with h5py.File(path, "r") as f:
+            (layer, first), *others = copies[name]
+            value = np.asarray(_dataset(h5py, f[layer], first, path)[()])
+            for layer, weight_name in others:
+                if not np.array_equal(value, _dataset(h5py, f[layer], weight_name, path)[()]):
+                    raise CheckpointError(f"{path}: weight `{weight_name}` differs from "
+                                          f"`{first}`, another copy of it.")
+        return value
+
+    labels = {name: entries[0][1] for name, entries in copies.items()}
+    return weight_map.TensorSource(shapes, read, where=path, labels=labels)

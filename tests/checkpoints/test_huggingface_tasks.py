@@ -243,3 +243,22 @@ def test_pickle_only_folder_is_refused(tmp_path):
     (folder / "pytorch_model.bin").write_bytes(b"\x80\x04pickle")
     with pytest.raises(CheckpointError, match="never unpickles"):
         load_huggingface_task(str(folder))
+
+
+def test_h5_copies_must_agree_and_links_are_not_followed(tmp_path):
+    import h5py
+
+    folder = _copy(tmp_path, "masked_lm", "tf")
+    path = os.path.join(folder, "tf_model.h5")
+    with h5py.File(path, "r+") as f:
+        group = f["mlm___cls"]
+        name = [n for n in group.attrs["weight_names"] if "word_embeddings" in n][0]
+        group[name][0, 0] += 1.0  # the copy the MLM decoder lists
+    _one_line_error(folder, "word_embeddings/weight:0` differs from")
+    folder = _copy(tmp_path, "question_answering", "tf")
+    with h5py.File(os.path.join(folder, "tf_model.h5"), "r+") as f:
+        group = f["qa_outputs"]
+        name = [n for n in group.attrs["weight_names"] if n.endswith("bias:0")][0]
+        del group[name]
+        group[name] = h5py.ExternalLink(path, "/mlm___cls/" + name)
+    _one_line_error(folder, "qa_outputs/bias:0` is not a float array stored in the file")
