@@ -34,7 +34,7 @@ def test_auto_takes_bfloat16_only_where_its_matmuls_are_clearly_faster(
     monkeypatch.setattr(dtype_policy, "native_bfloat16", lambda: True)
     dtype, why = fastest_dtype()
     assert dtype == expected
-    assert f"float32 215 GFLOP/s" in why and f"({bfloat16_rate / 215e9:.2f}x" in why
+    assert "float32 215 GFLOP/s" in why and f"({bfloat16_rate / 215e9:.2f}x" in why
 
 
 def test_auto_is_float32_where_bfloat16_is_emulated():

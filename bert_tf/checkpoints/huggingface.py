@@ -11,22 +11,16 @@ Example:
 
 import json
 import os
-import shutil
 
 import ml_dtypes  # noqa: F401  (TF's dependency; lets numpy read bfloat16 safetensors)
 import numpy as np
-import tensorflow as tf
 from absl import logging
 
 from bert_tf.checkpoints import weight_map
 from bert_tf.checkpoints.weight_map import LAYER, Rule
 from bert_tf.configs import BertConfig
 from bert_tf.errors import require_extra
-from bert_tf.model_dir import (
-    CheckpointError, choose_lower_case, model_checkpoint_path, read_config, restore_model_dir,
-    vocab_path, write_model_dir)
-from bert_tf.models.bert_encoder import BertEncoder
-from bert_tf.models.bert_pretrainer import BertPretrainer
+from bert_tf.model_dir import CheckpointError
 
 CONFIG_FILE = "config.json"
 TOKENIZER_CONFIG_FILE = "tokenizer_config.json"
@@ -153,63 +147,23 @@ def load_huggingface_encoder(hf_dir):
     return load_huggingface_models(hf_dir)[1]
 
 
-def recorded_lower_case(hf_dir):
-    """`do_lower_case` of the folder's `tokenizer_config.json`, or None."""
-    path = os.path.join(hf_dir, TOKENIZER_CONFIG_FILE)
-    if not os.path.exists(path):
-        return None
-    with open(path, "rb") as f:
-        try:
-            value = json.loads(f.read().decode("utf-8")).get("do_lower_case")
-        except (UnicodeDecodeError, json.JSONDecodeError, AttributeError) as error:
-            raise CheckpointError(f"{path}: not a JSON object ({error}).") from None
-    return value if isinstance(value, bool) else None
-
-
 def convert_huggingface_checkpoint(hf_dir, model_dir, do_lower_case=None):
-    """Writes a Hugging Face BERT folder as our model directory (encoder, any heads, model_info).
+    """Writes a Hugging Face BERT folder as our model directory (encoder, heads, model_info).
+
+    Any architecture `huggingface_tasks` reads, PyTorch or TF; a task head is written as the
+    model directory's `head` with its label names and problem type.
 
     Args:
-      do_lower_case: the model's casing; None takes `tokenizer_config.json`'s, else guesses it
-        from the vocab. A value contradicting `tokenizer_config.json` is an error.
+      do_lower_case: the model's casing; None takes `tokenizer_config.json`'s (or
+        `tokenizer.json`'s), else guesses it from the vocab. A value contradicting the
+        folder's is an error.
 
     Returns:
       The checkpoint prefix written.
     """
-    _weights_files(hf_dir)  # a missing or pickle-only folder first
-    vocab_file = os.path.join(hf_dir, VOCAB_FILE)
-    if not os.path.exists(vocab_file):
-        raise FileNotFoundError(f"No {VOCAB_FILE} in Hugging Face folder {hf_dir}; the model "
-                                "directory needs the WordPiece vocabulary.")
-    lower_case = choose_lower_case(vocab_file, recorded_lower_case(hf_dir),
-                                   os.path.join(hf_dir, TOKENIZER_CONFIG_FILE), do_lower_case)
-    config, encoder, heads = load_huggingface_models(hf_dir)
-    info = {"head": "pretrainer" if heads else "encoder", "do_lower_case": lower_case,
-            "source": "huggingface"}
-    return write_model_dir(model_dir, config, vocab_file=vocab_file, info=info, encoder=encoder,
-                           **heads)
+    from bert_tf.checkpoints import huggingface_tasks  # it imports this module
 
-
-def _models_to_export(model_dir_or_models):
-    """(config, encoder, heads, vocab file or None) from a model directory or a model."""
-    if isinstance(model_dir_or_models, (str, os.PathLike)):
-        model_dir = os.fspath(model_dir_or_models)
-        config = read_config(model_dir)
-        saved = {name.split("/")[0]
-                 for name, _ in tf.train.list_variables(model_checkpoint_path(model_dir))}
-        heads = [group for group in weight_map.HEAD_GROUPS if group in saved]
-        encoder, head_layers = weight_map.build_models(config, heads)
-        restore_model_dir(model_dir, encoder=encoder, **head_layers)
-        vocab = vocab_path(model_dir)
-        return config, encoder, head_layers, vocab if os.path.exists(vocab) else None
-    if isinstance(model_dir_or_models, BertPretrainer):
-        items = dict(model_dir_or_models.checkpoint_items())
-        encoder = items.pop("encoder")
-        return encoder.config, encoder, items, None
-    if isinstance(model_dir_or_models, BertEncoder):
-        return model_dir_or_models.config, model_dir_or_models, {}, None
-    raise TypeError("export_huggingface_checkpoint takes a model directory, a BertEncoder or a "
-                    f"BertPretrainer; received {type(model_dir_or_models).__name__}.")
+    return huggingface_tasks.convert_task_folder(hf_dir, model_dir, do_lower_case)
 
 
 def _hf_config(config, heads):
@@ -222,34 +176,12 @@ def _hf_config(config, heads):
 
 
 def export_huggingface_checkpoint(model_dir_or_models, hf_dir, vocab_file=None):
-    """Writes our model as a Hugging Face folder that transformers' BertModel loads.
+    """Writes our model as a Hugging Face folder of its task's architecture.
 
-    With pretraining heads the keys follow `BertForPreTraining` (`bert.` prefix plus `cls.`);
-    without, `BertModel`. Task heads other than pretraining ones are not exported.
-
-    Args:
-      model_dir_or_models: a model directory, a `BertEncoder` or a `BertPretrainer`.
-      hf_dir: destination folder, created if missing.
-      vocab_file: the vocab to copy in; defaults to the model directory's `vocab.txt`.
-
-    Returns:
-      The path of the written `model.safetensors`.
+    See `bert_tf.checkpoints.huggingface_export` (BertModel, BertForPreTraining,
+    BertForMaskedLM and the task heads).
     """
-    config, encoder, heads, model_vocab = _models_to_export(model_dir_or_models)
-    rules = weight_map.expand(TABLE, config.num_hidden_layers, list(heads))
-    tensors = weight_map.export_to(rules, weight_map.model_weights(encoder, *heads.values()))
-    if heads:
-        tensors = {name if name.startswith("cls.") else PREFIX + name: value
-                   for name, value in tensors.items()}
-    tf.io.gfile.makedirs(hf_dir)
-    path = os.path.join(hf_dir, WEIGHTS_FILE)
-    require_extra("safetensors.numpy", extra="hf").save_file(tensors, path,
-                                                             metadata={"format": "pt"})
-    with open(os.path.join(hf_dir, CONFIG_FILE), "w", encoding="utf-8") as f:
-        json.dump(_hf_config(config, heads), f, indent=2, sort_keys=True)
-        f.write("\n")
-    vocab_file = vocab_file or model_vocab
-    if vocab_file is not None:
-        shutil.copyfile(vocab_file, os.path.join(hf_dir, VOCAB_FILE))
-    logging.info("Wrote %d tensors to %s.", len(tensors), path)
-    return path
+    from bert_tf.checkpoints import huggingface_export  # it imports this module
+
+    return huggingface_export.export_huggingface_checkpoint(model_dir_or_models, hf_dir,
+                                                            vocab_file)

@@ -79,6 +79,8 @@ class TensorSource:
       shapes: dict of tensor name to shape tuple.
       read: function of a name returning the tensor as a numpy array.
       where: the checkpoint's path, for error messages.
+      labels: optional dict of tensor name to the name the file spells it with (a TF `.h5`
+        name for a translated key), for error messages.
 
     Example:
     >>> tensors = {"pooler.dense.bias": np.zeros([8], np.float32)}
@@ -87,10 +89,15 @@ class TensorSource:
     {'pooler.dense.bias': (8,)}
     """
 
-    def __init__(self, shapes, read, where):
+    def __init__(self, shapes, read, where, labels=None):
         self.shapes = {name: tuple(shape) for name, shape in shapes.items()}
         self.read = read
         self.where = where
+        self.labels = labels or {}
+
+    def label(self, name):
+        """`name` as the file spells it, for messages."""
+        return self.labels.get(name, name)
 
 
 def model_weights(*layers):
@@ -165,12 +172,13 @@ def assign_from(source, rules, weights, ignored=()):
     """
     where = source.where
     _check_covered(rules, weights, f"Checkpoint {where}")
-    missing = [f"{rule.source} (for {rule.target})" for rule in rules
+    missing = [f"{source.label(rule.source)} (for {rule.target})" for rule in rules
                if rule.source not in source.shapes]
     if missing:
         raise CheckpointError(f"Checkpoint {where} lacks tensor(s) {missing}, so these model "
                          "weights would be left unset (check num_hidden_layers in the config).")
-    unused = sorted(set(source.shapes) - {rule.source for rule in rules} - set(ignored))
+    unused = sorted(source.label(name) for name in
+                    set(source.shapes) - {rule.source for rule in rules} - set(ignored))
     if unused:
         raise CheckpointError(f"Checkpoint {where} has tensor(s) that map to no model weight: "
                          f"{unused}.")
@@ -181,7 +189,8 @@ def assign_from(source, rules, weights, ignored=()):
         if stored != expected:
             layout = " (stored transposed)" if rule.transpose else ""
             raise CheckpointError(
-                f"Checkpoint {where}: tensor `{rule.source}` has shape {list(found)}{layout}, "
+                f"Checkpoint {where}: tensor `{source.label(rule.source)}` has shape "
+                f"{list(found)}{layout}, "
                 f"but the config needs {list(expected[::-1] if rule.transpose else expected)} "
                 f"for weight `{rule.target}`.")
     values = {}
@@ -189,7 +198,7 @@ def assign_from(source, rules, weights, ignored=()):
         value = np.asarray(source.read(rule.source))
         if not np.isfinite(value.astype(np.float32)).all():
             raise CheckpointError(
-                f"Checkpoint {where}: tensor `{rule.source}` holds NaN or Inf values; "
+                f"Checkpoint {where}: tensor `{source.label(rule.source)}` holds NaN or Inf values; "
                 "nothing was converted (convert a checkpoint saved before training diverged).")
         values[rule.target] = value.T if rule.transpose else value
     for target, value in values.items():

@@ -2,7 +2,9 @@
 
 Three layouts, told apart by their files:
   model directory:  `bert_config.json` + `model.ckpt.*` (+ `vocab.txt`, `model_info.json`);
-  Hugging Face:     `config.json` + `model.safetensors` (or a sharded index) + `vocab.txt`;
+  Hugging Face:     `config.json` + `model.safetensors` (or a sharded index) or the TF
+                    `tf_model.h5` + `vocab.txt` or `tokenizer.json` (any `BertFor*`:
+                    `checkpoints.huggingface_tasks`, which also gives the task head);
   google-research:  `bert_config.json` + `bert_model.ckpt.*` + `vocab.txt` (a folder, or the
                     checkpoint prefix itself).
 Hugging Face and google-research weights are converted in memory, through the same name-map
@@ -22,9 +24,9 @@ import tensorflow as tf
 from bert_tf import model_dir as model_dir_lib
 from bert_tf.checkpoints import weight_map
 from bert_tf.checkpoints.google_research import load_google_research_models
-from bert_tf.checkpoints.huggingface import (
-    CONFIG_FILE, TOKENIZER_CONFIG_FILE, WEIGHTS_FILE, load_huggingface_models,
-    recorded_lower_case)
+from bert_tf.checkpoints import huggingface_tasks
+from bert_tf.checkpoints.huggingface import CONFIG_FILE
+from bert_tf.checkpoints.tokenizer_json import FolderVocab, read_folder_vocab
 from bert_tf.model_dir import CheckpointError, choose_lower_case
 from bert_tf.models import BertEncoder
 
@@ -39,7 +41,8 @@ class Pretrained:
 
     Attributes:
       encoder: the `BertEncoder`, weights loaded.
-      vocab_file: the folder's `vocab.txt`.
+      vocab_file: the folder's `vocab.txt` (None for a Hugging Face folder with only
+        `tokenizer.json`: see `vocab`).
       lower_case: the casing the folder records (else guessed from the vocab, with a warning).
       max_seq_length: the caller's, else the folder's `model_info.json`, else 128, capped at
         `max_position_embeddings` only when not given.
@@ -48,6 +51,10 @@ class Pretrained:
         `BertPretrainer.checkpoint_items()` (`masked_lm`, `next_sentence`); {} unless asked.
       model_dir: the folder when it is a model directory (fine-tuned heads are read from
         it), else None.
+      vocab: the Hugging Face folder's `FolderVocab` (tokens held when there is no
+        `vocab.txt`), else None.
+      huggingface: the Hugging Face folder's `HuggingFaceTask` (its task head, label names,
+        problem type), else None.
     """
 
     encoder: BertEncoder
@@ -57,6 +64,14 @@ class Pretrained:
     info: dict
     heads: dict = dataclasses.field(default_factory=dict)
     model_dir: str = None
+    vocab: FolderVocab = None
+    huggingface: huggingface_tasks.HuggingFaceTask = None
+
+    def preprocessor(self, padding="longest"):
+        """A `BertPreprocessor` with the folder's vocab, casing and `max_seq_length`."""
+        vocab = self.vocab or FolderVocab(None, self.vocab_file)
+        return vocab.preprocessor(self.lower_case, seq_length=self.max_seq_length,
+                                  padding=padding)
 
 
 def _exists(folder, name):
@@ -84,7 +99,8 @@ def _model_dir_models(folder, heads):
 
 
 def _read(folder, do_lower_case, heads):
-    """(encoder, heads, vocab_file, lower_case, info, model_dir or None) of `folder`'s layout."""
+    """(encoder, heads, vocab_file, lower_case, info, model_dir or None, extra `Pretrained`
+    fields) of `folder`'s layout."""
     if os.path.isfile(folder + ".index"):  # a google-research checkpoint prefix
         folder, prefix = os.path.dirname(folder), folder
     else:
@@ -93,26 +109,28 @@ def _read(folder, do_lower_case, heads):
             folder, model_dir_lib.CHECKPOINT_PREFIX + ".index"):
         vocab_file, lower_case = model_dir_lib.resolve_lower_case(folder, do_lower_case)
         return (*_model_dir_models(folder, heads), vocab_file, lower_case,
-                model_dir_lib.read_model_info(folder), folder)
-    if _exists(folder, CONFIG_FILE) and (_exists(folder, WEIGHTS_FILE)
-                                         or _exists(folder, WEIGHTS_FILE + ".index.json")):
-        vocab_file = _require_vocab(folder)
-        lower_case = choose_lower_case(vocab_file, recorded_lower_case(folder),
-                                       os.path.join(folder, TOKENIZER_CONFIG_FILE), do_lower_case)
-        _, encoder, head_layers = load_huggingface_models(folder)
-        return encoder, head_layers, vocab_file, lower_case, {}, None
+                model_dir_lib.read_model_info(folder), folder, {})
+    if _exists(folder, CONFIG_FILE) and (huggingface_tasks.has_weights(folder)
+                                         or _exists(folder, "pytorch_model.bin")):
+        huggingface_tasks.weights_file(folder)  # a pickle-only folder's error first
+        vocab = read_folder_vocab(folder)
+        lower_case = vocab.choose_lower_case(do_lower_case)
+        task = huggingface_tasks.load_huggingface_task(folder)
+        return (task.encoder, task.heads, vocab.vocab_file, lower_case, {}, None,
+                {"vocab": vocab, "huggingface": task})
     if os.path.isfile(prefix + ".index"):
         vocab_file = _require_vocab(folder)
         lower_case = choose_lower_case(vocab_file, do_lower_case=do_lower_case)
         _, encoder, head_layers = load_google_research_models(
             prefix, os.path.join(folder, model_dir_lib.CONFIG_NAME))
-        return encoder, head_layers, vocab_file, lower_case, {}, None
+        return encoder, head_layers, vocab_file, lower_case, {}, None, {}
     if not os.path.exists(folder):
         raise FileNotFoundError(f"No such checkpoint folder: {folder}")
     raise CheckpointError(
         f"{folder} is not a checkpoint folder bert_tf reads: expected a model directory "
         f"(bert_config.json + model.ckpt), a Hugging Face folder (config.json + "
-        f"model.safetensors + vocab.txt) or a google-research one (bert_config.json + "
+        f"model.safetensors or tf_model.h5 + vocab.txt or tokenizer.json) or a "
+        f"google-research one (bert_config.json + "
         f"bert_model.ckpt + vocab.txt); it holds {sorted(os.listdir(folder))[:10]}.")
 
 
@@ -132,10 +150,10 @@ def load_pretrained(folder, max_seq_length=None, do_lower_case=None, heads=False
         that contradicts the folder's record.
     """
     folder = os.fspath(folder).rstrip(os.sep) or os.sep
-    encoder, head_layers, vocab_file, lower_case, info, model_dir = _read(
+    encoder, head_layers, vocab_file, lower_case, info, model_dir, extras = _read(
         folder, do_lower_case, heads)
     if max_seq_length is None:
         max_seq_length = info.get("max_seq_length") or min(
             DEFAULT_MAX_SEQ_LENGTH, encoder.config.max_position_embeddings)
     return Pretrained(encoder, vocab_file, lower_case, max_seq_length, info, head_layers,
-                      model_dir)
+                      model_dir, **extras)

@@ -49,12 +49,34 @@ def check_preprocessor(encoder, preprocessor):
 def saved_head_classes(pretrained, head):
     """The class count of a fine-tuned `head` (`model_dir.HEADS`) in the folder, else None.
 
-    Only a model directory recording that head (`save_model_dir`, `run_classifier`) has one.
+    A model directory recording that head (`save_model_dir`, `run_classifier`) has one, and a
+    Hugging Face folder of the matching architecture (`BertForSequenceClassification`...).
     """
+    if pretrained.huggingface is not None:
+        task = pretrained.huggingface
+        return task.num_labels if task.head == head else None
     if pretrained.model_dir is None or pretrained.info.get("head") != head:
         return None
     shapes = dict(tf.train.list_variables(model_checkpoint_path(pretrained.model_dir)))
     return shapes[HEAD_BIAS][0] if HEAD_BIAS in shapes else None
+
+
+def _saved_task_kwargs(pretrained, num_classes, kwargs):
+    """Constructor arguments the folder's own head records (label names, problem type,
+    classifier dropout), where the caller gave none."""
+    hf_task = pretrained.huggingface
+    saved = {}
+    if hf_task is not None:
+        saved = {"label_names": hf_task.label_names, "problem_type": hf_task.problem_type,
+                 "dropout_rate": hf_task.dropout_rate}
+    else:
+        names = pretrained.info.get("label_names")
+        # save_model_dir writes "0", "1", ... for a model without names.
+        if names and names != [str(i) for i in range(num_classes)]:
+            saved["label_names"] = names
+        saved["problem_type"] = pretrained.info.get("problem_type")
+    return {key: value for key, value in saved.items()
+            if value is not None and kwargs.get(key) is None}
 
 
 def default_optimizer():
@@ -80,8 +102,7 @@ class TextTask:
                          padding="longest", heads=False):
         """`(encoder, preprocessor, pretrained)` of a checkpoint folder (`load_pretrained`)."""
         pretrained = load_pretrained(folder, max_seq_length, do_lower_case, heads)
-        preprocessor = BertPreprocessor(pretrained.vocab_file, lower_case=pretrained.lower_case,
-                                        seq_length=pretrained.max_seq_length, padding=padding)
+        preprocessor = pretrained.preprocessor(padding)
         check_preprocessor(pretrained.encoder, preprocessor)
         return pretrained.encoder, preprocessor, pretrained
 
@@ -108,13 +129,13 @@ class TextTask:
                 raise TaskInputError(f"{folder} holds no fine-tuned {cls.model_dir_head} head "
                                      "to restore: pass num_classes for a new one.")
             num_classes = saved
-        if saved == num_classes and kwargs.get("label_names") is None:
-            names = pretrained.info.get("label_names")
-            # save_model_dir writes "0", "1", ... for a model without names.
-            if names and names != [str(i) for i in range(num_classes)]:
-                kwargs["label_names"] = names
-        model = cls(encoder, num_classes, preprocessor=preprocessor, **kwargs)
+        hf_task = pretrained.huggingface
         if saved == num_classes:
+            kwargs.update(_saved_task_kwargs(pretrained, num_classes, kwargs))
+        model = cls(encoder, num_classes, preprocessor=preprocessor, **kwargs)
+        if saved == num_classes and hf_task is not None:
+            model.head.set_weights(hf_task.task_head.get_weights())
+        elif saved == num_classes:
             restore_model_dir(pretrained.model_dir, head=model.head)
         elif saved is not None:
             logging.warning("%s holds a fine-tuned %s head of %d classes; num_classes=%d gets a "

@@ -34,7 +34,8 @@ def test_dispatcher_round_trip(tiny_hf_dir, tmp_path):
     convert_checkpoint("huggingface", tiny_hf_dir, "model_dir", model_dir)
     assert BertEncoder.from_pretrained(model_dir).config.num_hidden_layers == 2
     convert_checkpoint("ours", model_dir, "huggingface", hf_dir)
-    assert sorted(os.listdir(hf_dir)) == ["config.json", "model.safetensors", "vocab.txt"]
+    assert sorted(os.listdir(hf_dir)) == ["config.json", "model.safetensors",
+                                          "tokenizer_config.json", "vocab.txt"]
 
 
 def test_dispatcher_refuses_pointless_or_wrong_arguments(tmp_path):
