@@ -29,7 +29,7 @@ from benchmarks.mfu import gpu_name, model_flop_utilization, peak_flops
 from benchmarks.pretrain_step import pretrain_step_runner, synthetic_batch
 from benchmarks.real_sentences import bbc_news_sentences
 from benchmarks.timing import median_seconds
-from bert_tf.checkpoints.huggingface import convert_huggingface_checkpoint
+from bert_tf.checkpoints.huggingface_tasks import convert_huggingface_checkpoint
 from bert_tf.dtype_policy import policy_scope
 from bert_tf.models import BertEncoder
 from bert_tf.tokenization.bert_preprocessor import BertPreprocessor

@@ -15,8 +15,8 @@ import os
 import tempfile
 
 from bert_tf.checkpoints.google_research import convert_google_research_checkpoint
-from bert_tf.checkpoints.huggingface import (
-    convert_huggingface_checkpoint, export_huggingface_checkpoint)
+from bert_tf.checkpoints.huggingface_tasks import convert_huggingface_checkpoint
+from bert_tf.checkpoints.huggingface_export import export_huggingface_checkpoint
 from bert_tf.file_io import refuse_existing
 from bert_tf.model_dir import CheckpointError
 

@@ -6,7 +6,6 @@ Keys may carry the `bert.` prefix of `BertForPreTraining` or none (`BertModel`).
 
 Example:
 >>> encoder = load_huggingface_encoder("all-MiniLM-L6-v2")  # doctest: +SKIP
->>> convert_huggingface_checkpoint("all-MiniLM-L6-v2", "/tmp/minilm")  # doctest: +SKIP
 """
 
 import json
@@ -147,25 +146,6 @@ def load_huggingface_encoder(hf_dir):
     return load_huggingface_models(hf_dir)[1]
 
 
-def convert_huggingface_checkpoint(hf_dir, model_dir, do_lower_case=None):
-    """Writes a Hugging Face BERT folder as our model directory (encoder, heads, model_info).
-
-    Any architecture `huggingface_tasks` reads, PyTorch or TF; a task head is written as the
-    model directory's `head` with its label names and problem type.
-
-    Args:
-      do_lower_case: the model's casing; None takes `tokenizer_config.json`'s (or
-        `tokenizer.json`'s), else guesses it from the vocab. A value contradicting the
-        folder's is an error.
-
-    Returns:
-      The checkpoint prefix written.
-    """
-    from bert_tf.checkpoints import huggingface_tasks  # it imports this module
-
-    return huggingface_tasks.convert_task_folder(hf_dir, model_dir, do_lower_case)
-
-
 def _hf_config(config, heads):
     values = config.to_dict()
     values["hidden_act"] = _HF_ACTIVATIONS.get(config.hidden_act, config.hidden_act)
@@ -173,15 +153,3 @@ def _hf_config(config, heads):
                   tie_word_embeddings=True,
                   architectures=["BertForPreTraining" if heads else "BertModel"])
     return values
-
-
-def export_huggingface_checkpoint(model_dir_or_models, hf_dir, vocab_file=None):
-    """Writes our model as a Hugging Face folder of its task's architecture.
-
-    See `bert_tf.checkpoints.huggingface_export` (BertModel, BertForPreTraining,
-    BertForMaskedLM and the task heads).
-    """
-    from bert_tf.checkpoints import huggingface_export  # it imports this module
-
-    return huggingface_export.export_huggingface_checkpoint(model_dir_or_models, hf_dir,
-                                                            vocab_file)

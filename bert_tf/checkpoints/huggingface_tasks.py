@@ -393,10 +393,15 @@ def load_huggingface_task(folder):
         weights_file=source.where, has_pooler=has_pooler)
 
 
-def convert_task_folder(hf_dir, model_dir, do_lower_case=None):
+def convert_huggingface_checkpoint(hf_dir, model_dir, do_lower_case=None):
     """Writes a Hugging Face folder as a bert_tf model directory: the encoder, pretraining
     heads or the task head (as `head`), and `model_info.json` (head, casing, label names,
-    problem type). See `huggingface.convert_huggingface_checkpoint`.
+    problem type). Any architecture `load_huggingface_task` reads, PyTorch or TF.
+
+    Args:
+      do_lower_case: the model's casing; None takes `tokenizer_config.json`'s (or
+        `tokenizer.json`'s), else guesses it from the vocab. A value contradicting the
+        folder's is an error.
 
     Returns:
       The checkpoint prefix written.

@@ -8,8 +8,9 @@ import pytest
 from safetensors import safe_open
 from safetensors.numpy import load_file, save_file
 
-from bert_tf.checkpoints.huggingface import (
-    convert_huggingface_checkpoint, export_huggingface_checkpoint, load_huggingface_encoder)
+from bert_tf.checkpoints.huggingface import load_huggingface_encoder
+from bert_tf.checkpoints.huggingface_tasks import convert_huggingface_checkpoint
+from bert_tf.checkpoints.huggingface_export import export_huggingface_checkpoint
 from bert_tf.configs import BertConfig
 from bert_tf.models.bert_encoder import BertEncoder
 
