@@ -10,6 +10,10 @@ _VERSION = re.search(
     r'__version__ = "([^"]+)"', (_ROOT / "bert_tf" / "__init__.py").read_text()
 ).group(1)
 
+# Beam's DaskRunner (apache-beam 2.78's [dask] extra asks dask/distributed >= 2024.4.2; tested
+# with 2026.8.0). Below 2027: the runner drives dask.bag and distributed internals.
+_DASK = ["dask>=2024.4.2,<2027", "distributed>=2024.4.2,<2027"]
+
 setuptools.setup(
     name="bert_tf",
     version=_VERSION,
@@ -31,14 +35,15 @@ setuptools.setup(
     extras_require={
         # safetensors reads/writes Hugging Face checkpoints without torch; pytest-xdist runs
         # `make test` on two workers (the suite is mostly one-core subprocess start-ups).
-        "test": ["pytest", "pytest-xdist", "safetensors", "apache-beam", "tensorflow-datasets"],
+        "test": ["pytest", "pytest-xdist", "safetensors", "apache-beam", "tensorflow-datasets", *_DASK],
         "hf": ["safetensors"],
         # GLUE/SQuAD read from a prepared TFDS directory; the demo and the TSV/JSON paths do not
         # need it, and it pulls pyarrow, array_record and more into every install.
         "tfds": ["tensorflow-datasets"],
         # The data tools (create_pretraining_data, build_vocab) run on Apache Beam. Beam pins
         # protobuf below 7 (6.33 next to TensorFlow 2.21, which works); add [gcp] for Dataflow.
-        "beam": ["apache-beam"],
+        # Dask's scheduler runs them on a cluster (runner=DaskRunner).
+        "beam": ["apache-beam", *_DASK],
         # Peers that benchmarks/benchmark.py (beside the package, not shipped) runs in the same process, where installed.
         "bench": ["tokenizers", "keras-hub"],
     },

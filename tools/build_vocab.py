@@ -27,7 +27,8 @@ flags.DEFINE_bool("do_lower_case", True, "Lower-case and strip accents (uncased 
 flags.DEFINE_integer("num_unused", 100, "[unusedN] slots reserved after [PAD].")
 flags.DEFINE_string("beam_pipeline_options", None,
                     "Apache Beam options as name=value,... (the format of `tfds build`), e.g. "
-                    "runner=DirectRunner,direct_num_workers=2,direct_running_mode=multi_processing. "
+                    "runner=DirectRunner,direct_num_workers=2,direct_running_mode=multi_processing or "
+                    "runner=DaskRunner,dask_client_address=tcp://HOST:8786 (a Dask cluster). "
                     "Default: DirectRunner, one worker. Beam's own logs are hidden unless these options "
                     "name default_sdk_harness_log_level (e.g. =INFO).")
 flags.mark_flags_as_required(["input_file", "output_file"])
@@ -37,9 +38,9 @@ FLAGS = flags.FLAGS
 def main(argv):
     del argv
     try:
-        from bert_tf.data.records import beam_vocab  # pylint: disable=import-outside-toplevel  (Beam is an extra.)
+        with cli.quiet_beam(FLAGS.beam_pipeline_options):  # Also Beam's import-time warnings.
+            from bert_tf.data.records import beam_vocab  # pylint: disable=import-outside-toplevel  (Beam is an extra.)
 
-        with cli.quiet_beam(FLAGS.beam_pipeline_options):
             vocab = beam_vocab.learn_vocab(
                 FLAGS.input_file, FLAGS.counts_file or f"{FLAGS.output_file}.counts.tsv", FLAGS.vocab_size,
                 lower_case=FLAGS.do_lower_case, num_unused=FLAGS.num_unused,

@@ -46,6 +46,7 @@ flags.DEFINE_integer("max_document_sentences", _DEFAULTS.max_document_sentences,
 flags.DEFINE_string("beam_pipeline_options", None,
                     "Apache Beam options as name=value,... (the format of `tfds build`), e.g. "
                     "runner=DirectRunner,direct_num_workers=2,direct_running_mode=multi_processing or "
+                    "runner=DaskRunner,dask_client_address=tcp://HOST:8786 (a Dask cluster) or "
                     "runner=DataflowRunner,project=P,region=R,temp_location=gs://B/tmp,setup_file=./setup.py. "
                     "Default: DirectRunner, one worker. Beam's own logs are hidden unless these options "
                     "name default_sdk_harness_log_level (e.g. =INFO).")

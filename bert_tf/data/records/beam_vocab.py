@@ -1,15 +1,19 @@
 """Learns a WordPiece vocab from a corpus of any size: word counts on Apache Beam.
 
     files ─ lines ─ batches ─ word counts per batch (the tokenizer's normalisation)
-      ─ sum per word (CombinePerKey) ─ one counts file ─ tensorflow-text's learner
+      ─ sum per word (CombinePerKey) ─ one counts file, sorted ─ tensorflow-text's learner
 
-Counting is the part that grows with the corpus; it runs on any Beam runner.
+Counting is the part that grows with the corpus; it runs on any Beam runner (the
+DaskRunner included: the counts file is written by one step of ours, not by Beam's file
+sink, which on the DaskRunner runs its steps more than once and leaves `beam-temp-*`
+folders behind).
 The learner then runs here on the counts (one entry per distinct word), with
 the same function as the in-memory `vocab_learner.learn_vocab`, so both give the
 same vocab for the same text.
 """
 
 import collections
+import uuid
 
 import tensorflow as tf
 
@@ -18,6 +22,16 @@ from bert_tf.data.records import beam_options
 from bert_tf.tokenization import vocab_learner
 
 beam = beam_options.import_beam()
+
+
+def _write_lines(lines, path):
+    """Writes `lines` sorted (the same bytes from every runner), through a temporary file."""
+    temporary = f"{path}.tmp-{uuid.uuid4().hex[:8]}"
+    with tf.io.gfile.GFile(temporary, "w") as f:
+        f.write("")  # Creates the file where there are no lines.
+        for line in sorted(lines):
+            f.write(line + "\n")
+    tf.io.gfile.rename(temporary, path, overwrite=True)
 
 
 class _CountWords(beam.DoFn):
@@ -35,7 +49,7 @@ def count_words(input_patterns, counts_file, lower_case=True, beam_pipeline_opti
 
     Args:
       input_patterns: comma-separated globs or a list of them (`.gz` ok, `gs://` ok).
-      counts_file: the file to write (one line per distinct word, any order).
+      counts_file: the file to write (one line per distinct word, sorted).
       lower_case: normalise as an uncased tokenizer.
       beam_pipeline_options: Beam options as `name=value,...`.
       batch_size: lines normalised per step.
@@ -43,8 +57,10 @@ def count_words(input_patterns, counts_file, lower_case=True, beam_pipeline_opti
     Raises:
       document_reader.InputError: a pattern matches no file.
     """
-    files = document_reader.expand_input_patterns(input_patterns)
+    files = beam_options.for_workers(document_reader.expand_input_patterns(input_patterns))
+    counts_file = beam_options.for_workers([counts_file])[0]
     pipeline = beam.Pipeline(options=beam_options.pipeline_options(beam_pipeline_options))
+    beam_options.dask_partitions(pipeline.options, len(files))
     _ = (pipeline
          | "Files" >> beam.Create(files)
          | "Lines" >> beam.io.ReadAllFromText(coder=beam.coders.BytesCoder())
@@ -52,7 +68,8 @@ def count_words(input_patterns, counts_file, lower_case=True, beam_pipeline_opti
          | "CountBatch" >> beam.ParDo(_CountWords(lower_case))
          | "Sum" >> beam.CombinePerKey(sum)
          | "Format" >> beam.MapTuple(lambda word, count: f"{word}\t{count}")
-         | "Write" >> beam.io.WriteToText(counts_file, num_shards=1, shard_name_template=""))
+         | "AllLines" >> beam.combiners.ToList()
+         | "Write" >> beam.Map(_write_lines, counts_file))
     beam_options.run(pipeline)
 
 

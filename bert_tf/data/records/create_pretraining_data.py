@@ -98,7 +98,8 @@ def create_pretraining_data(input_patterns, output_file, options, num_output_sha
     runs_dir = f"{paths[0]}.runs-{uuid.uuid4().hex[:8]}"
     beam_pipeline.build(pipeline, input_files, paths, options, runs_dir)
     try:
-        stats = beam_pipeline.counters(beam_options.run(pipeline))
+        beam_options.run(pipeline)
+        stats = beam_pipeline.counters(runs_dir)
     except DataLossError as error:
         tfrecord_writer.remove(paths)  # They did not exist before the run (checked above).
         raise DataLossError(f"{error}; the output files were removed: run again") from None
