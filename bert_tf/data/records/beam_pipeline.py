@@ -22,6 +22,7 @@ from bert_tf.data import document_reader
 from bert_tf.data.records import beam_options
 from bert_tf.data.records import pretraining_records
 from bert_tf.data.records import record_options
+from bert_tf.data.records import sequence_packing
 from bert_tf.data.records import sorted_runs
 from bert_tf.data.records import tfrecord_writer
 from bert_tf.tokenization import vocab as vocab_lib
@@ -31,8 +32,9 @@ beam = beam_options.import_beam()
 _NAMESPACE = "bert_tf"
 COUNTERS = ("documents", "empty_documents", "sentences", "instances")
 # Counted on both sides of the grouping steps, so that a runner that drops data is caught.
-_CHECK_COUNTERS = ("documents_read", "records_written")
+_CHECK_COUNTERS = ("documents_read", "records_written", "packed_rows")
 _RECORDS_WRITTEN = beam.metrics.Metrics.counter(_NAMESPACE, "records_written")
+_ROWS_WRITTEN = beam.metrics.Metrics.counter(_NAMESPACE, "packed_rows")  # --max_sequences_per_pack > 1
 
 
 class _ReadDocuments(beam.DoFn):
@@ -136,8 +138,9 @@ def _work_units(pipeline):
     return 8 * workers
 
 
-def _write(shard, paths, runs_dir):
-    """Merges a shard's runs into its output file.
+def _write(shard, paths, runs_dir, options=None):
+    """Merges a shard's runs into its output file (packing its records into rows with
+    `options.max_sequences_per_pack > 1`: `sequence_packing`).
 
     The runs stay until the launcher removes `runs_dir` after the pipeline, so a retried
     write (distributed runners retry work) still finds them.
@@ -145,7 +148,14 @@ def _write(shard, paths, runs_dir):
     index, runs = shard
     runs = sorted(r for r in runs if r is not None)
     records = sorted_runs.merge_runs(runs, f"{runs_dir}/shard-{index:05d}/merge")
-    _RECORDS_WRITTEN.inc(tfrecord_writer.write_shard(paths[index], records))
+    if options is None or options.max_sequences_per_pack == 1:
+        _RECORDS_WRITTEN.inc(tfrecord_writer.write_shard(paths[index], records))
+        return
+    packed = sequence_packing.PackedRecords(
+        records, options.max_seq_length, options.max_predictions_per_seq, options.max_sequences_per_pack,
+        len(vocab_lib.load_vocab(options.vocab_file)))
+    _ROWS_WRITTEN.inc(tfrecord_writer.write_shard(paths[index], packed))
+    _RECORDS_WRITTEN.inc(packed.sequences)
 
 
 def build(pipeline, input_files, paths, options, runs_dir):
@@ -186,11 +196,11 @@ def build(pipeline, input_files, paths, options, runs_dir):
     _ = ((records, shards)
          | "WithEmptyShards" >> beam.Flatten()
          | "GroupByShard" >> beam.GroupByKey()
-         | "Write" >> beam.Map(_write, paths, runs_dir))
+         | "Write" >> beam.Map(_write, paths, runs_dir, options))
 
 
 def counters(result):
-    """The pipeline's counts (`COUNTERS`) from a finished run's metrics.
+    """The pipeline's counts (`COUNTERS`, and `rows`: records written) from a finished run's metrics.
 
     Raises:
       pretraining_records.DataLossError: if the runner lost documents or records between two steps.
@@ -200,6 +210,7 @@ def counters(result):
         totals[counter.key.metric.name] += counter.committed if counter.committed is not None else counter.attempted
     read, tokenized = totals.pop("documents_read"), totals["documents"] + totals["empty_documents"]
     written = totals.pop("records_written")
+    totals["rows"] = totals.pop("packed_rows") or totals["instances"]  # records in the files
     if read != tokenized or written != totals["instances"]:
         raise pretraining_records.DataLossError(
             f"the Beam runner lost data: {read} documents read, {tokenized} tokenized; "
