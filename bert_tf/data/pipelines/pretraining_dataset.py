@@ -166,11 +166,12 @@ def check_record_files(files, seq_length, max_predictions_per_seq, vocab_size=No
     scans = [_scan_file(path, *_version(path), seq_length, max_predictions_per_seq, vocab_size) for path in files]
     if len({layout.v2_names for layout, _ in scans}) > 1:
         raise RecordFormatError(f"{files}: files mix google-research and v2 feature names")
-    rows = {layout.sequences_per_row for layout, _ in scans}
-    if len(rows) > 1:
-        kinds = ", ".join(f"rows of {k} sequences" if k else "one sequence per record" for k in sorted(rows, key=str))
-        raise RecordFormatError(f"{files}: files mix {kinds} (made with different --max_sequences_per_pack); "
-                                "use files of one kind")
+    kind = lambda k: f"rows of {k} sequences" if k else "one sequence per record"  # noqa: E731
+    for path, (layout, _) in zip(files, scans):
+        if layout.sequences_per_row != scans[0][0].sequences_per_row:
+            raise RecordFormatError(
+                f"{files[0]} holds {kind(scans[0][0].sequences_per_row)} but {path} {kind(layout.sequences_per_row)} "
+                "(made with different --max_sequences_per_pack): read files of one kind")
     return scans[0][0], [count for _, count in scans]
 
 
