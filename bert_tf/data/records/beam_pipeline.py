@@ -138,9 +138,8 @@ def _work_units(pipeline):
     return 8 * workers
 
 
-def _write(shard, paths, runs_dir, options=None):
-    """Merges a shard's runs into its output file (packing its records into rows with
-    `options.max_sequences_per_pack > 1`: `sequence_packing`).
+def _write(shard, paths, runs_dir):
+    """Merges a shard's runs into its output file.
 
     The runs stay until the launcher removes `runs_dir` after the pipeline, so a retried
     write (distributed runners retry work) still finds them.
@@ -148,9 +147,15 @@ def _write(shard, paths, runs_dir, options=None):
     index, runs = shard
     runs = sorted(r for r in runs if r is not None)
     records = sorted_runs.merge_runs(runs, f"{runs_dir}/shard-{index:05d}/merge")
-    if options is None or options.max_sequences_per_pack == 1:
-        _RECORDS_WRITTEN.inc(tfrecord_writer.write_shard(paths[index], records))
-        return
+    _RECORDS_WRITTEN.inc(tfrecord_writer.write_shard(paths[index], records))
+
+
+def _write_packed(shard, paths, runs_dir, options):
+    """`_write` for `options.max_sequences_per_pack > 1`: the shard's records, in their order,
+    packed into rows of several sequences (`sequence_packing`)."""
+    index, runs = shard
+    runs = sorted(r for r in runs if r is not None)
+    records = sorted_runs.merge_runs(runs, f"{runs_dir}/shard-{index:05d}/merge")
     packed = sequence_packing.PackedRecords(
         records, options.max_seq_length, options.max_predictions_per_seq, options.max_sequences_per_pack,
         len(vocab_lib.load_vocab(options.vocab_file)))
@@ -196,7 +201,8 @@ def build(pipeline, input_files, paths, options, runs_dir):
     _ = ((records, shards)
          | "WithEmptyShards" >> beam.Flatten()
          | "GroupByShard" >> beam.GroupByKey()
-         | "Write" >> beam.Map(_write, paths, runs_dir, options))
+         | "Write" >> (beam.Map(_write, paths, runs_dir) if options.max_sequences_per_pack == 1
+                      else beam.Map(_write_packed, paths, runs_dir, options)))
 
 
 def counters(result):
