@@ -55,16 +55,25 @@ def max_sequences_limit(max_seq_length):
     return max_seq_length // MIN_SEQUENCE_LENGTH
 
 
-def parse_record(record):
-    """A google-research pretraining record (bytes) → its `Sequence`, padding removed."""
-    feature = tf.train.Example.FromString(record).features.feature
-    length = sum(feature["input_mask"].int64_list.value)
-    masked = sum(1 for w in feature["masked_lm_weights"].float_list.value if w > 0)
-    return Sequence(feature["input_ids"].int64_list.value[:length],
-                    feature["segment_ids"].int64_list.value[:length],
-                    feature["masked_lm_positions"].int64_list.value[:masked],
-                    feature["masked_lm_ids"].int64_list.value[:masked],
-                    feature["next_sentence_labels"].int64_list.value[0])
+def parse_records(records, max_seq_length, max_predictions_per_seq):
+    """google-research pretraining records (bytes) → their `Sequence`s, padding removed.
+
+    Parsed together by `tf.io.parse_example` (~10x faster than one protobuf at a time).
+    """
+    if not records:
+        return []
+    ints = lambda size: tf.io.FixedLenFeature([size], tf.int64)  # noqa: E731
+    spec = {"input_ids": ints(max_seq_length), "input_mask": ints(max_seq_length),
+            "segment_ids": ints(max_seq_length), "masked_lm_positions": ints(max_predictions_per_seq),
+            "masked_lm_ids": ints(max_predictions_per_seq), "next_sentence_labels": ints(1),
+            "masked_lm_weights": tf.io.FixedLenFeature([max_predictions_per_seq], tf.float32)}
+    features = {name: value.numpy() for name, value in tf.io.parse_example(records, spec).items()}
+    lengths = features["input_mask"].sum(axis=1).tolist()
+    masked = (features["masked_lm_weights"] > 0).sum(axis=1).tolist()
+    columns = [features[name].tolist() for name in
+               ("input_ids", "segment_ids", "masked_lm_positions", "masked_lm_ids", "next_sentence_labels")]
+    return [Sequence(ids[:n], segments[:n], positions[:m], masked_ids[:m], label[0])
+            for ids, segments, positions, masked_ids, label, n, m in zip(*columns, lengths, masked)]
 
 
 class _Row:
@@ -123,6 +132,9 @@ class PackedRecordSerializer(RecordSerializer):
     def __init__(self, max_seq_length, max_predictions_per_seq, max_sequences_per_pack, vocab_size):
         super().__init__(max_seq_length, max_predictions_per_seq, vocab_size)
         self.max_sequences_per_pack = max_sequences_per_pack
+        # Values below 128 are their own one-byte varints (segment ids 0 and 1);
+        # positions 0..n-1 are a prefix of one precomputed string.
+        self._positions = b"".join(self._varints[:max_seq_length])
 
     def __call__(self, sequences):
         length = sum(len(s.input_ids) for s in sequences)
@@ -133,14 +145,14 @@ class PackedRecordSerializer(RecordSerializer):
                              f"does not fit max_sequences_per_pack={self.max_sequences_per_pack}, max_seq_length="
                              f"{self.max_seq_length}, max_predictions_per_seq={self.max_predictions_per_seq}")
         varint = self._varints.__getitem__
-        ids, mask, segments, positions = [], [], [], []
-        masked_positions, masked_ids, cls_positions, labels = [], [], [], []
+        ids, masked_positions, masked_ids, cls_positions, labels = [], [], [], [], []
+        mask, segments, positions = [], [], []
         for number, sequence in enumerate(sequences, 1):
             start, size = len(ids), len(sequence.input_ids)
             ids.extend(sequence.input_ids)
-            segments.extend(sequence.segment_ids)
-            mask.extend([number] * size)
-            positions.extend(range(size))
+            segments.append(bytes(sequence.segment_ids))
+            mask.append(self._varints[number] * size)
+            positions.append(self._positions[:size if size <= 128 else 2 * size - 128])
             masked_positions.extend(start + p for p in sequence.masked_lm_positions)
             masked_ids.extend(sequence.masked_lm_ids)
             cls_positions.append(start)
@@ -151,7 +163,7 @@ class PackedRecordSerializer(RecordSerializer):
         int64s, floats = self._INT64_LIST, self._FLOAT_LIST
         features = b"".join((
             self._entry("input_ids", int64s, ints(ids) + pad),
-            self._entry("input_mask", int64s, ints(mask) + pad),
+            self._entry("input_mask", int64s, b"".join(mask) + pad),
             self._entry("masked_lm_ids", int64s, ints(masked_ids) + pad_masked),
             self._entry("masked_lm_positions", int64s, ints(masked_positions) + pad_masked),
             self._entry("masked_lm_weights", floats, self._one * num_masked + bytes(4 * len(pad_masked))),
@@ -159,8 +171,8 @@ class PackedRecordSerializer(RecordSerializer):
             self._entry("next_sentence_positions", int64s, ints(cls_positions) + pad_sequences),
             self._entry("next_sentence_weights", floats,
                         self._one * len(sequences) + bytes(4 * len(pad_sequences))),
-            self._entry("position_ids", int64s, ints(positions) + pad),
-            self._entry("segment_ids", int64s, ints(segments) + pad),
+            self._entry("position_ids", int64s, b"".join(positions) + pad),
+            self._entry("segment_ids", int64s, b"".join(segments) + pad),
         ))
         return _field(1, features)
 
@@ -181,6 +193,7 @@ class PackedRecords:
                  buffer_size=PACKING_BUFFER):
         self._records, self._buffer_size = records, buffer_size
         self._limits = (max_seq_length, max_predictions_per_seq, max_sequences_per_pack)
+        self._sizes = (max_seq_length, max_predictions_per_seq)
         self._serialize = PackedRecordSerializer(max_seq_length, max_predictions_per_seq, max_sequences_per_pack,
                                                  vocab_size)
         self.sequences = self.rows = 0
@@ -188,11 +201,11 @@ class PackedRecords:
     def __iter__(self):
         buffer = []
         for record in self._records:
-            buffer.append(parse_record(record))
+            buffer.append(record)
             if len(buffer) == self._buffer_size:
-                yield from self._pack(buffer)
+                yield from self._pack(parse_records(buffer, *self._sizes))
                 buffer = []
-        yield from self._pack(buffer)
+        yield from self._pack(parse_records(buffer, *self._sizes))
 
     def _pack(self, sequences):
         lengths = [len(s.input_ids) for s in sequences]
