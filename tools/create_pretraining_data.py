@@ -43,6 +43,10 @@ flags.DEFINE_integer("documents_per_bucket", _DEFAULTS.documents_per_bucket,
                      "Mean size of the random document buckets that NotNext segments are drawn from.")
 flags.DEFINE_integer("max_document_sentences", _DEFAULTS.max_document_sentences,
                      "Longer documents (e.g. files without blank lines) are cut into pieces.")
+flags.DEFINE_integer("max_sequences_per_pack", _DEFAULTS.max_sequences_per_pack,
+                     "Pack up to this many sequences into one record of --max_seq_length tokens (Krell et al. "
+                     "2021; block-diagonal attention, per-sequence positions and NSP: see "
+                     "bert_tf/data/records/sequence_packing.py). 1: one sequence per record, google-research's format.")
 flags.DEFINE_string("beam_pipeline_options", None,
                     "Apache Beam options as name=value,... (the format of `tfds build`), e.g. "
                     "runner=DirectRunner,direct_num_workers=2,direct_running_mode=multi_processing or "
@@ -60,7 +64,7 @@ def main(argv):
         max_seq_length=FLAGS.max_seq_length, max_predictions_per_seq=FLAGS.max_predictions_per_seq,
         random_seed=FLAGS.random_seed, dupe_factor=FLAGS.dupe_factor, masked_lm_prob=FLAGS.masked_lm_prob,
         short_seq_prob=FLAGS.short_seq_prob, documents_per_bucket=FLAGS.documents_per_bucket,
-        max_document_sentences=FLAGS.max_document_sentences)
+        max_document_sentences=FLAGS.max_document_sentences, max_sequences_per_pack=FLAGS.max_sequences_per_pack)
     try:
         with cli.quiet_beam(FLAGS.beam_pipeline_options):
             lib.create_pretraining_data(FLAGS.input_file, FLAGS.output_file, options,

@@ -12,6 +12,30 @@ from bert_tf.layers.dropout import Dropout
 from bert_tf.layers.initializers import truncated_normal
 from bert_tf.layers.packing import gather_positions
 
+# What masked scores get: exp underflows to exactly 0 against any real score.
+_MASKED = -1e9
+
+
+def block_diagonal_mask(sequence_ids):
+    """The additive attention mask `[B, 1, S, S]` (float32) of rows holding several sequences.
+
+    `sequence_ids` int `[B, S]` numbers each token's sequence in its row (1..k, 0 at
+    padding: the `input_mask` of packed records, `data.records.sequence_packing`). Query i
+    may attend key j iff `sequence_ids[i] == sequence_ids[j] != 0`: 0 there, -1e9 elsewhere,
+    so each sequence attends only to itself (Krell et al. 2021, no cross-contamination).
+
+    Example:
+    >>> (block_diagonal_mask(tf.constant([[1, 1, 2, 0]]))[0, 0] == 0).numpy().astype(int)
+    array([[1, 1, 0, 0],
+           [1, 1, 0, 0],
+           [0, 0, 1, 0],
+           [0, 0, 0, 0]])
+    """
+    ids = tf.cast(sequence_ids, tf.int32)
+    same = tf.logical_and(tf.equal(ids[:, :, tf.newaxis], ids[:, tf.newaxis, :]),
+                          tf.not_equal(ids, 0)[:, tf.newaxis, :])  # [B, S, S]
+    return tf.where(same, 0.0, _MASKED)[:, tf.newaxis]
+
 
 @keras.saving.register_keras_serializable(package="bert_tf")
 class MultiHeadSelfAttention(keras.layers.Layer):
@@ -35,6 +59,8 @@ class MultiHeadSelfAttention(keras.layers.Layer):
     `[B, K]`, queries are taken only at those positions (keys and values at every one) and
     the result is `[B, K, H]`: the same values as the full `[B, S, H]` at those positions
     (packed or not: packed keys and values return to `[B, S, H]` for those few queries).
+    With `attention_mask` (`block_diagonal_mask`, `[B, 1, S, S]` additive) scores take that
+    mask instead of the padding mask of `input_mask`: rows that hold several sequences.
 
     Example:
     >>> attention = MultiHeadSelfAttention(num_heads=2, head_size=4)
@@ -72,7 +98,10 @@ class MultiHeadSelfAttention(keras.layers.Layer):
         return tf.transpose(x, [0, 2, 1, 3])  # [B, N, S, D]
 
     def call(self, hidden_states, input_mask, training=None, packing=None,
-             output_positions=None):
+             output_positions=None, attention_mask=None):
+        if packing is not None and attention_mask is not None:
+            raise ValueError("MultiHeadSelfAttention: `packing` (real tokens only) and "
+                             "`attention_mask` (rows of several sequences) do not combine.")
         queried = hidden_states
         if output_positions is not None:
             queried = gather_positions(hidden_states, output_positions, packing)  # [B, K, H]
@@ -84,7 +113,8 @@ class MultiHeadSelfAttention(keras.layers.Layer):
         if output_positions is not None and packing is not None:
             key, value = packing.unpack(key), packing.unpack(value)  # [B, S, H]
         if packing is None or output_positions is not None:
-            context = self._attend(query, key, value, input_mask, training, output_positions)
+            context = self._attend(query, key, value, input_mask, training, output_positions,
+                                   attention_mask)
         else:
             # Packed [T, H] projections attend in length groups, then return to [T, H].
             # Empty groups (batches smaller than the group count) skip their ~20 small ops.
@@ -96,25 +126,35 @@ class MultiHeadSelfAttention(keras.layers.Layer):
                 for qkv, (_, valid) in zip(grouped, packing.groups)])
         return self.output_dense(context)
 
-    def _attend(self, query, key, value, input_mask, training, query_positions=None):
+    def _attend(self, query, key, value, input_mask, training, query_positions=None,
+                attention_mask=None):
         """Scaled dot-product attention of `[B, K, H]` queries over the unmasked keys of
         `[B, S, H]` keys and values; the queries sit at `query_positions` `[B, K]`
-        (default: every position, K = S)."""
+        (default: every position, K = S). `attention_mask` `[B, 1, S, S]` (additive)
+        replaces the padding mask of `input_mask`."""
         query_shape = tf.shape(query)
         query = self._split_heads(query)
         key = self._split_heads(key)
         value = self._split_heads(value)
 
-        scores = tf.matmul(query, key, transpose_b=True)  # [B, N, K, S]
-        allowed = tf.cast(input_mask, tf.bool)[:, tf.newaxis, tf.newaxis, :]  # [B, 1, 1, S]
+        scores = tf.cast(tf.matmul(query, key, transpose_b=True), tf.float32)  # [B, N, K, S]
+        if attention_mask is None:
+            allowed = tf.cast(input_mask, tf.bool)[:, tf.newaxis, tf.newaxis, :]  # [B, 1, 1, S]
+        else:
+            if query_positions is not None:  # the mask's rows of the queries: [B, 1, K, S]
+                attention_mask = tf.gather(attention_mask, query_positions, axis=2, batch_dims=1)
+            scores += attention_mask
+            allowed = None
         if self.causal:
             if query_positions is None:
                 query_positions = tf.range(query_shape[1])[tf.newaxis]  # [1, S]
             key_positions = tf.range(tf.shape(key)[2])
             earlier = key_positions[tf.newaxis, tf.newaxis, :] <= query_positions[..., tf.newaxis]
-            allowed = tf.logical_and(allowed, earlier[:, tf.newaxis])  # [B, 1, K, S]
-        # An additive mask rather than a select: its gradient is the identity, no second pass.
-        scores = tf.cast(scores, tf.float32) + tf.where(allowed, 0.0, -1e9)
+            earlier = earlier[:, tf.newaxis]  # [B, 1, K, S]
+            allowed = earlier if allowed is None else tf.logical_and(allowed, earlier)
+        if allowed is not None:
+            # An additive mask rather than a select: its gradient is the identity, no second pass.
+            scores += tf.where(allowed, 0.0, _MASKED)
         probs = tf.cast(tf.nn.softmax(scores, axis=-1), value.dtype)
         probs = self.dropout(probs, training=training)
 

@@ -20,7 +20,8 @@ class BertEmbeddings(keras.layers.Layer):
       layer_norm_eps: LayerNorm epsilon.
       initializer_range: stddev of the truncated normal initializer.
 
-    Call with int `[B, S]` word and type ids (positions are the columns); with the batch's
+    Call with int `[B, S]` word and type ids (positions are the columns, or `position_ids`
+    `[B, S]` for rows of several sequences, each from 0); with the batch's
     `packing` (`layers.packing.TokenPacking`) the result is packed: `[T, H]` for the real
     tokens only, each at its own position.
 
@@ -61,14 +62,19 @@ class BertEmbeddings(keras.layers.Layer):
         self.layer_norm.build((None, None, self.hidden_size))
         self.built = True
 
-    def call(self, input_word_ids, input_type_ids, training=None, packing=None):
+    def call(self, input_word_ids, input_type_ids, training=None, packing=None, position_ids=None):
+        if packing is not None and position_ids is not None:
+            raise ValueError("BertEmbeddings: `packing` (real tokens only) and `position_ids` "
+                             "(rows of several sequences) do not combine.")
         if packing is not None:  # [T] ids of the real tokens
             input_word_ids = packing.pack(input_word_ids)
             input_type_ids = packing.pack(input_type_ids)
         # Embed tokens, segments and positions; sum, normalize, drop out.
         embeddings = self.word_embeddings(input_word_ids)
         embeddings += self.token_type_embeddings(input_type_ids)
-        if packing is None:
+        if position_ids is not None:
+            positions = tf.gather(self.position_embeddings, tf.cast(position_ids, tf.int32))
+        elif packing is None:
             seq_length = tf.shape(input_word_ids)[1]
             positions = self.position_embeddings[tf.newaxis, :seq_length]
         else:

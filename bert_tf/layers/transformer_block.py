@@ -29,7 +29,8 @@ class TransformerBlock(keras.layers.Layer):
     `packing` (no work on padding; see `MultiHeadSelfAttention`). With `output_positions`
     `[B, K]` the block computes its output only there (`[B, K, H]`, keys and values still
     from every position): a last block whose other outputs no loss reads (pretraining)
-    skips most of its work.
+    skips most of its work. `attention_mask` (`attention.block_diagonal_mask`) goes to the
+    attention: rows of several sequences.
 
     Example:
     >>> block = TransformerBlock(hidden_size=8, num_heads=2, intermediate_size=32)
@@ -76,10 +77,11 @@ class TransformerBlock(keras.layers.Layer):
         self.built = True
 
     def call(self, hidden_states, input_mask, training=None, packing=None,
-             output_positions=None):
+             output_positions=None, attention_mask=None):
         # Attend, then add the residual and normalize (post-LN).
         attended = self.attention(hidden_states, input_mask, training=training, packing=packing,
-                                  output_positions=output_positions)
+                                  output_positions=output_positions,
+                                  attention_mask=attention_mask)
         if output_positions is not None:
             hidden_states = gather_positions(hidden_states, output_positions, packing)
         attended = self.attention_dropout(attended, training=training)

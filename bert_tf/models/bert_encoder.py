@@ -4,6 +4,7 @@ import keras
 import tensorflow as tf
 
 from bert_tf.configs import BertConfig
+from bert_tf.layers.attention import block_diagonal_mask
 from bert_tf.layers.embeddings import BertEmbeddings
 from bert_tf.layers.initializers import truncated_normal
 from bert_tf.layers.packing import TokenPacking
@@ -11,28 +12,43 @@ from bert_tf.layers.transformer_block import TransformerBlock
 from bert_tf.model_dir import read_config, restore_model_dir
 
 ENCODER_INPUTS = ("input_word_ids", "input_mask", "input_type_ids")
+# Present only for rows that hold several sequences (packed records): each token's position
+# in its own sequence; `input_mask` then numbers the sequences 1..k (0 at padding).
+POSITION_IDS = "input_position_ids"
 
 
 def _forward(embeddings, blocks, pooler, inputs, training=None, packing=None,
-             output_positions=None):
+             output_positions=None, pooled_positions=None):
     """Embeddings, blocks and pooler: the one loop of `BertEncoder` (see its `call`).
 
     `packing` (a `TokenPacking`) runs the position-wise layers on real tokens only;
-    `output_positions` `[B, K]` stops the last block at those positions.
+    `output_positions` `[B, P]` stops the last block at those positions; with
+    `inputs["input_position_ids"]` rows hold several sequences (block-diagonal attention,
+    positions from it) and the pooler reads each one's [CLS] at `pooled_positions` `[B, K]`.
     """
     input_mask = inputs["input_mask"]
+    position_ids = inputs.get(POSITION_IDS)
+    # Rows of several sequences: each attends to itself only.
+    attention_mask = None if position_ids is None else block_diagonal_mask(input_mask)
+    heads = 1  # [CLS] states the pooler reads
+    if pooled_positions is not None:
+        pooled_positions = tf.cast(pooled_positions, tf.int32)
+        heads = pooled_positions.shape[1] or tf.shape(pooled_positions)[1]
     if output_positions is not None:
-        # [CLS] goes first, for the pooler.
+        # [CLS] goes first (each sequence's, for rows of several), for the pooler.
         output_positions = tf.cast(output_positions, tf.int32)
-        output_positions = tf.concat([tf.zeros_like(output_positions[:, :1]), output_positions], 1)
+        first = (tf.zeros_like(output_positions[:, :1]) if pooled_positions is None
+                 else pooled_positions)
+        output_positions = tf.concat([first, output_positions], 1)
     # Embed tokens, segments and positions.
     hidden = embeddings(inputs["input_word_ids"], inputs["input_type_ids"], training=training,
-                        packing=packing)
+                        packing=packing, position_ids=position_ids)
     encoder_outputs = []
     for index, block in enumerate(blocks):
         last = index == len(blocks) - 1
         hidden = block(hidden, input_mask, training=training, packing=packing,
-                       output_positions=output_positions if last else None)
+                       output_positions=output_positions if last else None,
+                       attention_mask=attention_mask)
         # Padded layout out: packed hidden states return to [B, S, H] (padding zero).
         unpacked = hidden if packing is None or (last and output_positions is not None) \
             else packing.unpack(hidden)
@@ -41,9 +57,14 @@ def _forward(embeddings, blocks, pooler, inputs, training=None, packing=None,
     # The pooler reads the final hidden state of [CLS] (paper §3: C ∈ R^H); a row whose first
     # position is padding reads zeros, in every layout.
     # (keras.ops: the functional graph runs this on symbolic tensors.)
-    first = sequence_output[:, 0, :] * keras.ops.cast(input_mask[:, :1], sequence_output.dtype)
+    if pooled_positions is None:
+        first = sequence_output[:, 0, :] * keras.ops.cast(input_mask[:, :1], sequence_output.dtype)
+    elif output_positions is not None:
+        first = sequence_output[:, :heads]  # [B, K, H]
+    else:
+        first = tf.gather(sequence_output, pooled_positions, batch_dims=1)  # [B, K, H]
     if output_positions is not None:
-        sequence_output = sequence_output[:, 1:]
+        sequence_output = sequence_output[:, heads:]
         encoder_outputs[-1] = sequence_output
     return {
         "sequence_output": sequence_output,
@@ -67,7 +88,7 @@ def check_encoder_inputs(inputs, max_position_embeddings):
     if not isinstance(inputs, dict):
         raise TypeError(f"{where} takes a dict with keys {list(ENCODER_INPUTS)}; "
                         f"received {type(inputs).__name__}.")
-    for name in ENCODER_INPUTS:
+    for name in ENCODER_INPUTS + ((POSITION_IDS,) if POSITION_IDS in inputs else ()):
         value = inputs[name]
         dtype = tf.as_dtype(getattr(value, "dtype", None) or tf.convert_to_tensor(value).dtype)
         if not dtype.is_integer:
@@ -105,6 +126,13 @@ class BertEncoder(keras.Model):
     Call with a dict of int32 `[B, S]` tensors `input_word_ids`, `input_mask`,
     `input_type_ids`; returns a dict with `sequence_output` `[B, S, H]`, `pooled_output`
     `[B, H]` and `encoder_outputs` (one `[B, S, H]` per layer).
+
+    Rows of several sequences (records of `create_pretraining_data --max_sequences_per_pack`)
+    add `input_position_ids` `[B, S]` (each sequence's positions from 0), and their
+    `input_mask` numbers the sequences 1..k (0 at padding): attention is then
+    block-diagonal (`layers.attention.block_diagonal_mask`), so each sequence gets the
+    outputs it would get alone in its own row. Such rows are computed padded (neither
+    `packed_*` applies; `packed_training` with them is refused).
 
     Example:
     >>> config = BertConfig(vocab_size=100, hidden_size=8, num_hidden_layers=2,
@@ -167,9 +195,21 @@ class BertEncoder(keras.Model):
 
     def _checked(self, inputs):
         check_encoder_inputs(inputs, self.config.max_position_embeddings)
-        return {name: tf.cast(inputs[name], tf.int32) for name in ENCODER_INPUTS}
+        names = ENCODER_INPUTS + ((POSITION_IDS,) if POSITION_IDS in inputs else ())
+        return {name: tf.cast(inputs[name], tf.int32) for name in names}
 
-    def call(self, inputs, training=None, output_positions=None, mask=None):
+    def compute_output_spec(self, inputs, training=None, mask=None, output_positions=None,
+                            pooled_positions=None):
+        if (isinstance(inputs, dict) and POSITION_IDS not in inputs and output_positions is None
+                and pooled_positions is None):
+            return super().compute_output_spec(inputs, training=training, mask=mask)
+        # A call the functional graph does not hold (rows of several sequences): traced.
+        return keras.Operation.compute_output_spec(
+            self, inputs, training=training, output_positions=output_positions,
+            pooled_positions=pooled_positions)
+
+    def call(self, inputs, training=None, output_positions=None, pooled_positions=None,
+             mask=None):
         """The forward pass: padded, on real tokens only, or up to chosen positions.
 
         Args:
@@ -181,13 +221,23 @@ class BertEncoder(keras.Model):
             values still at every position) and `sequence_output` is `[B, K, H]`: the same
             values as at those positions of the full output, for 1 - (K + 1)/S less of that
             block's position-wise work (pretraining's losses read nothing else).
+          pooled_positions: int `[B, K]`, or None for [CLS] at 0: the pooler reads the
+            states there and `pooled_output` is `[B, K, H]` (the [CLS] of each sequence of
+            rows that hold several).
         """
         inputs = self._checked(inputs)
         packing = None
         if self.packed_training if training else self.packed_inference:
-            packing = TokenPacking(inputs["input_mask"])
+            if POSITION_IDS not in inputs:
+                packing = TokenPacking(inputs["input_mask"])
+            elif training:
+                raise ValueError(
+                    "BertEncoder: rows of several sequences (`input_position_ids`, packed "
+                    "records) and packed_training (--packed_training) do not combine: "
+                    "use --packed_training=false; packed rows have little padding to skip.")
         return _forward(self.embeddings, self.blocks, self.pooler, inputs, training=training,
-                        packing=packing, output_positions=output_positions)
+                        packing=packing, output_positions=output_positions,
+                        pooled_positions=pooled_positions)
 
     @classmethod
     def from_pretrained(cls, model_dir, **kwargs):

@@ -4,8 +4,10 @@ import keras
 
 from bert_tf.layers.initializers import truncated_normal
 from bert_tf.layers.masked_lm_head import MaskedLMHead
-from bert_tf.models.bert_encoder import BertEncoder, encoder_inputs
-from bert_tf.models.task_model import BertTaskModel, call_encoder, check_encoder
+from bert_tf.models.bert_encoder import ENCODER_INPUTS, POSITION_IDS, BertEncoder, encoder_inputs
+from bert_tf.models.task_model import BertTaskModel, check_encoder
+
+NEXT_SENTENCE_POSITIONS = "next_sentence_positions"
 
 
 @keras.saving.register_keras_serializable(package="bert_tf")
@@ -15,9 +17,15 @@ class BertPretrainer(BertTaskModel):
     Args:
       encoder: a `BertEncoder`.
       use_next_sentence: include the next-sentence head (False for MLM-only ablations).
+      packed_rows: take rows that hold several sequences each (records of
+        `create_pretraining_data --max_sequences_per_pack`, Krell et al. 2021): the inputs
+        add `input_position_ids` int32 `[B, S]` and (with NSP) `next_sentence_positions`
+        int32 `[B, K]`, each sequence's [CLS]; `input_mask` numbers the sequences 1..k.
+        Each sequence gets the logits it would get alone in its own row.
 
     Inputs: the encoder inputs plus `masked_lm_positions` int32 `[B, P]`. Outputs:
-    `mlm_logits` float32 `[B, P, V]` and (with NSP) `nsp_logits` float32 `[B, 2]`.
+    `mlm_logits` float32 `[B, P, V]` and (with NSP) `nsp_logits` float32 `[B, 2]`
+    (`[B, K, 2]` with `packed_rows`).
     In training the encoder's last block runs only at [CLS] and the masked positions
     (`BertEncoder.call`'s `output_positions`): the same logits, less work.
 
@@ -27,7 +35,7 @@ class BertPretrainer(BertTaskModel):
     TensorShape([32, 20, 30522])
     """
 
-    def __init__(self, encoder, use_next_sentence=True, **kwargs):
+    def __init__(self, encoder, use_next_sentence=True, packed_rows=False, **kwargs):
         check_encoder(encoder)
         config = encoder.config
         masked_lm = MaskedLMHead(
@@ -43,7 +51,12 @@ class BertPretrainer(BertTaskModel):
         inputs = encoder_inputs()
         inputs["masked_lm_positions"] = keras.Input(
             shape=(None,), dtype="int32", name="masked_lm_positions")
-        encoded = call_encoder(encoder, inputs)
+        if packed_rows:
+            inputs[POSITION_IDS] = keras.Input(shape=(None,), dtype="int32", name=POSITION_IDS)
+            if use_next_sentence:
+                inputs[NEXT_SENTENCE_POSITIONS] = keras.Input(
+                    shape=(None,), dtype="int32", name=NEXT_SENTENCE_POSITIONS)
+        encoded = _encode(encoder, inputs, packed_rows, use_next_sentence)
         outputs = {"mlm_logits": masked_lm(encoded["sequence_output"],
                                            inputs["masked_lm_positions"])}
         if next_sentence is not None:
@@ -51,14 +64,15 @@ class BertPretrainer(BertTaskModel):
         super().__init__(encoder, inputs=inputs, outputs=outputs, **kwargs)
 
         self.use_next_sentence = use_next_sentence
+        self.packed_rows = packed_rows
         self.masked_lm = masked_lm
         self.next_sentence = next_sentence
 
     def call(self, inputs, training=None, mask=None):
         if not training:
             return super().call(inputs, training=training, mask=mask)
-        encoded = call_encoder(self.encoder, inputs, training=training,
-                               output_positions=inputs["masked_lm_positions"])
+        encoded = _encode(self.encoder, inputs, self.packed_rows, self.use_next_sentence,
+                          training=training, output_positions=inputs["masked_lm_positions"])
         outputs = {"mlm_logits": self.masked_lm(encoded["sequence_output"])}
         if self.next_sentence is not None:
             outputs["nsp_logits"] = self.next_sentence(encoded["pooled_output"])
@@ -71,17 +85,28 @@ class BertPretrainer(BertTaskModel):
         return items
 
     def task_config(self):
-        return {"use_next_sentence": self.use_next_sentence}
+        return {"use_next_sentence": self.use_next_sentence, "packed_rows": self.packed_rows}
+
+
+def _encode(encoder, inputs, packed_rows, use_next_sentence, **kwargs):
+    """Calls `encoder` on the encoder entries of the pretrainer's `inputs` (rows of several
+    sequences: with their position ids, pooled at each sequence's [CLS])."""
+    names = ENCODER_INPUTS + ((POSITION_IDS,) if packed_rows else ())
+    if packed_rows and use_next_sentence:
+        kwargs["pooled_positions"] = inputs[NEXT_SENTENCE_POSITIONS]
+    return encoder({name: inputs[name] for name in names}, **kwargs)
 
 
 def build_pretrainer(config, use_next_sentence=True, left_to_right=False, remat=False,
-                     packed_training=False):
+                     packed_training=False, packed_rows=False):
     """The `BertPretrainer` for an objective (paper Table 5's ablations included).
 
     `left_to_right` gives a causal encoder and no NSP head; `use_next_sentence=False` an
     MLM-only model; `remat` recomputes each block in the backward pass; `packed_training`
-    computes the real tokens only (`BertEncoder`).
+    computes the real tokens only (`BertEncoder`); `packed_rows` takes rows of several
+    sequences (packed records, `BertPretrainer`).
     """
     encoder = BertEncoder(config, causal_attention=left_to_right, remat=remat,
                           packed_training=packed_training)
-    return BertPretrainer(encoder, use_next_sentence=use_next_sentence and not left_to_right)
+    return BertPretrainer(encoder, use_next_sentence=use_next_sentence and not left_to_right,
+                          packed_rows=packed_rows)

@@ -6,6 +6,10 @@ mean over its own predictions; the sum over examples is divided by the *global* 
 the way tf.distribute and gradient accumulation need it (google-research divides one
 token-weighted sum by the batch's count of predictions; the two agree whenever examples
 carry equally many predictions, as full-length examples do).
+
+A packed row (records of `--max_sequences_per_pack`: `next_sentence_weights` [B, K] in
+the batch) is one example: its masked-LM loss is the mean over all its predictions, its
+NSP loss the mean over its sequences (`next_sentence_weights` 1, empty slots 0).
 """
 
 import numpy as np
@@ -23,7 +27,8 @@ def pretraining_loss_fn(global_batch_size, use_next_sentence=True):
 
     The metrics are `(numerator, denominator)` sums: `mlm_accuracy`, `mlm_loss` (per real
     prediction), with NSP `nsp_accuracy`, `nsp_loss` (per example), and `real_tokens`, the
-    share of the batch's slots that hold a token rather than padding.
+    share of the batch's slots that hold a token rather than padding. NSP metrics count
+    sequences (a packed row's each).
     """
 
     def loss_fn(batch, outputs):
@@ -34,12 +39,21 @@ def pretraining_loss_fn(global_batch_size, use_next_sentence=True):
         per_example = tf.math.divide_no_nan(tf.reduce_sum(token_loss * weights, axis=1),
                                             tf.reduce_sum(weights, axis=1))  # [B]
         count = tf.reduce_sum(weights)
-        input_mask = tf.cast(batch["input_mask"], tf.float32)
+        input_mask = tf.cast(tf.not_equal(batch["input_mask"], 0), tf.float32)  # packed: 1..k
         metrics = {"mlm_accuracy": (tf.reduce_sum(correct * weights), count),
                    "mlm_loss": (tf.reduce_sum(token_loss * weights), count),
                    "real_tokens": (tf.reduce_sum(input_mask), tf.cast(tf.size(input_mask),
                                                                        tf.float32))}
-        if use_next_sentence:
+        if use_next_sentence and "next_sentence_weights" in batch:  # packed rows
+            nsp_weights = tf.cast(batch["next_sentence_weights"], tf.float32)  # [B, K]
+            nsp_logits = tf.cast(outputs["nsp_logits"], tf.float32)  # [B, K, 2]
+            nsp_loss, nsp_correct = sparse_cross_entropy(batch["next_sentence_labels"], nsp_logits)
+            per_example += tf.math.divide_no_nan(tf.reduce_sum(nsp_loss * nsp_weights, axis=1),
+                                                 tf.reduce_sum(nsp_weights, axis=1))
+            sequences = tf.reduce_sum(nsp_weights)
+            metrics["nsp_accuracy"] = (tf.reduce_sum(nsp_correct * nsp_weights), sequences)
+            metrics["nsp_loss"] = (tf.reduce_sum(nsp_loss * nsp_weights), sequences)
+        elif use_next_sentence:
             nsp_labels = tf.reshape(tf.cast(batch["next_sentence_labels"], tf.int32), [-1])
             nsp_logits = tf.cast(outputs["nsp_logits"], tf.float32)  # [B, 2]
             nsp_loss, nsp_correct = sparse_cross_entropy(nsp_labels, nsp_logits)
@@ -78,7 +92,10 @@ def majority_label_share(batches):
     """
     counts = np.zeros(2)
     for batch in batches:
-        counts += np.bincount(np.asarray(batch["next_sentence_labels"]).ravel(), minlength=2)[:2]
+        labels = np.asarray(batch["next_sentence_labels"]).ravel()
+        weights = (np.asarray(batch["next_sentence_weights"]).ravel() if "next_sentence_weights" in batch
+                   else None)  # packed rows: empty slots weigh 0
+        counts += np.bincount(labels, weights=weights, minlength=2)[:2]
     if not counts.sum():
         raise ValueError("No next-sentence labels in the batches.")
     return float(counts.max() / counts.sum())

@@ -19,6 +19,7 @@ from bert_tf.data.pipelines.pretraining_dataset import (RecordFormatError, input
 from bert_tf.dtype_policy import AUTO, fastest_dtype, policy_scope
 from bert_tf.errors import UserError
 from bert_tf.model_dir import write_model_dir
+from bert_tf.models.bert_encoder import POSITION_IDS
 from bert_tf.models.bert_pretrainer import build_pretrainer
 from bert_tf.training.checkpointing import (check_output_dir, disk_full_is_a_user_error,
                                             variables_bytes)
@@ -93,6 +94,30 @@ def _check_inputs(fn):
         raise PretrainingInputError(f"Bad input: {error}") from None
 
 
+def _packed_rows(options, train_dataset, eval_dataset):
+    """Whether the records hold rows of several sequences (`--max_sequences_per_pack`), checked
+    against the options that cannot take them."""
+    packed = {flag: POSITION_IDS in dataset.element_spec for flag, dataset in
+              (("input_file", train_dataset), ("eval_input_file", eval_dataset)) if dataset is not None}
+    if len(set(packed.values())) > 1:
+        kind = lambda flag: "rows of several sequences" if packed[flag] else "one sequence per record"  # noqa: E731
+        raise PretrainingInputError(
+            f"--eval_input_file holds {kind('eval_input_file')} but --input_file {kind('input_file')}: "
+            "make both with the same --max_sequences_per_pack (1 or more).")
+    if not any(packed.values()):
+        return False
+    if options.packed_training == "true":
+        raise PretrainingInputError(
+            "--packed_training=true computes real tokens only, which rows of several sequences "
+            "(records made with --max_sequences_per_pack) do not take: use --packed_training=false "
+            "(or auto); packed records have little padding to skip.")
+    if options.left_to_right:
+        raise PretrainingInputError(
+            "--left_to_right predicts each next token of a row, across the sequences of packed "
+            "records (made with --max_sequences_per_pack): use records made without it.")
+    return True
+
+
 def _check_vocab(options, config):
     if not options.vocab_file:
         return
@@ -116,6 +141,7 @@ class PreparedRun:
     train_fn: object
     eval_fn: object
     eval_dataset: tf.data.Dataset
+    packed_rows: bool = False  # records of --max_sequences_per_pack (rows of several sequences)
 
 
 def prepare_pretraining(options):
@@ -143,9 +169,9 @@ def prepare_pretraining(options):
     eval_file = options.eval_input_file or options.input_file
     eval_fn = (dataset_fn(options, config, eval_file, options.eval_batch_size, False)
                if options.do_eval else None)
-    if options.do_train:
-        _check_inputs(train_fn)
+    train_dataset = _check_inputs(train_fn) if options.do_train else None
     eval_dataset = _check_inputs(eval_fn) if eval_fn is not None else None
+    packed_rows = _packed_rows(options, train_dataset, eval_dataset)
     if is_chief(strategy):
         claim_output_dir(options.output_dir, dataclasses.asdict(options), RESUMABLE_CHANGES,
                          length=("num_train_steps", options.num_train_steps))
@@ -153,7 +179,7 @@ def prepare_pretraining(options):
         dtype, why = fastest_dtype()
         logging.info("--dtype=auto: %s (%s).", dtype, why)
         options = dataclasses.replace(options, dtype=dtype)
-    return PreparedRun(options, config, strategy, train_fn, eval_fn, eval_dataset)
+    return PreparedRun(options, config, strategy, train_fn, eval_fn, eval_dataset, packed_rows)
 
 
 def run_pretraining(options, progress_fn=None):
@@ -187,12 +213,16 @@ def pretrain(run, progress_fn=None):
 def _train_and_write(run, progress_fn):
     options, config, strategy = run.options, run.config, run.strategy
     keras.utils.set_random_seed(options.seed)  # Same initial weights and dropout on a rerun.
-    logging.info("Training computes %s (--packed_training=%s, --max_seq_length=%d).",
-                 "real tokens only" if options.packs_training else "every slot, padding included",
-                 options.packed_training, options.max_seq_length)
+    # Rows of several sequences are nearly full already: computed padded, static shapes.
+    packs_training = options.packs_training and not run.packed_rows
+    logging.info("Training computes %s (--packed_training=%s, --max_seq_length=%d%s).",
+                 "real tokens only" if packs_training else "every slot, padding included",
+                 options.packed_training, options.max_seq_length,
+                 ", records of several sequences per row" if run.packed_rows else "")
     with strategy.scope():
         model = build_pretrainer(config, options.use_next_sentence, options.left_to_right,
-                                 options.remat, packed_training=options.packs_training)
+                                 options.remat, packed_training=packs_training,
+                                 packed_rows=run.packed_rows)
         optimizer = create_optimizer(options.optimizer, options.learning_rate,
                                      options.num_train_steps, options.num_warmup_steps,
                                      weight_decay=options.weight_decay, dtype=options.dtype)

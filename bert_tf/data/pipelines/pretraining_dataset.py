@@ -8,11 +8,19 @@ next_sentence_labels`; Model Garden's v2 names `input_word_ids` /
 `masked_lm_positions, masked_lm_ids` int32 [B, P]; `masked_lm_weights`
 float32 [B, P]; `next_sentence_labels` int32 [B].
 
+Packed records (`create_pretraining_data --max_sequences_per_pack=K`, see
+`data.records.sequence_packing`) are recognised by their `next_sentence_positions`
+feature; their batches add `input_position_ids` int32 [B, S] and
+`next_sentence_positions` int32 / `next_sentence_weights` float32 [B, K], their
+`next_sentence_labels` are [B, K], and `input_mask` holds each token's sequence
+number 1..k (0 at padding).
+
 Training reads each record exactly once per epoch (as google-research's
 `input_fn_builder`: file order shuffled per epoch, at most one reader per file,
 records mixed in a shuffle buffer), then starts the next epoch.
 """
 
+import collections
 import functools
 
 import numpy as np
@@ -24,35 +32,54 @@ from bert_tf.data.document_reader import InputError, expand_input_patterns
 _RENAMES = {"input_ids": "input_word_ids", "segment_ids": "input_type_ids",
             "input_word_ids": "input_word_ids", "input_type_ids": "input_type_ids"}
 _SCAN_BATCH = 1024  # Records per step of the up-front scan.
+# The features packed records add (`data.records.sequence_packing`), [K] each but `position_ids`.
+_PACKED_FEATURES = {"position_ids": tf.int64, "next_sentence_positions": tf.int64,
+                    "next_sentence_weights": tf.float32}
+
+
+class RecordLayout(collections.namedtuple("RecordLayout", ["v2_names", "sequences_per_row"])):
+    """What a set of records holds: Model Garden v2 feature names or google-research's, and
+    `sequences_per_row` K of packed records (None: one sequence per record)."""
+
+    @property
+    def packed(self):
+        return self.sequences_per_row is not None
 
 
 class RecordFormatError(InputError):
     """A TFRecord file cannot be read or does not hold the expected pretraining features."""
 
 
-def feature_spec(seq_length, max_predictions_per_seq, v2_names=False):
-    """google-research's parsing spec (int64 ids, float weights, fixed lengths)."""
+def feature_spec(seq_length, max_predictions_per_seq, v2_names=False, sequences_per_row=None):
+    """google-research's parsing spec (int64 ids, float weights, fixed lengths); with
+    `sequences_per_row` K, that of packed records."""
     word_ids, type_ids = ("input_word_ids", "input_type_ids") if v2_names else ("input_ids", "segment_ids")
-    return {
+    spec = {
         word_ids: tf.io.FixedLenFeature([seq_length], tf.int64),
         "input_mask": tf.io.FixedLenFeature([seq_length], tf.int64),
         type_ids: tf.io.FixedLenFeature([seq_length], tf.int64),
         "masked_lm_positions": tf.io.FixedLenFeature([max_predictions_per_seq], tf.int64),
         "masked_lm_ids": tf.io.FixedLenFeature([max_predictions_per_seq], tf.int64),
         "masked_lm_weights": tf.io.FixedLenFeature([max_predictions_per_seq], tf.float32),
-        "next_sentence_labels": tf.io.FixedLenFeature([1], tf.int64),
+        "next_sentence_labels": tf.io.FixedLenFeature([sequences_per_row or 1], tf.int64),
     }
+    if sequences_per_row is not None:
+        spec.update({name: tf.io.FixedLenFeature([seq_length if name == "position_ids" else sequences_per_row],
+                                                 dtype) for name, dtype in _PACKED_FEATURES.items()})
+    return spec
 
 
 def _check_example(path, number, record, seq_length, max_predictions_per_seq):
-    """Checks one serialized record's features; returns True if it uses v2 names."""
+    """Checks one serialized record's features; returns its `RecordLayout`."""
     where = f"{path}: record {number}"
     try:
         features = tf.train.Example.FromString(record).features.feature
     except Exception as error:  # protobuf's DecodeError has no stable import path.
         raise RecordFormatError(f"{where} is not a tf.train.Example: {error}") from error
     v2_names = "input_word_ids" in features
-    for name, spec in feature_spec(seq_length, max_predictions_per_seq, v2_names).items():
+    packed = "next_sentence_positions" in features
+    sequences_per_row = len(features["next_sentence_positions"].int64_list.value) if packed else None
+    for name, spec in feature_spec(seq_length, max_predictions_per_seq, v2_names, sequences_per_row).items():
         if name not in features:
             raise RecordFormatError(f"{where} has no feature {name!r} (has {sorted(features)})")
         kind = "float_list" if spec.dtype == tf.float32 else "int64_list"
@@ -61,10 +88,11 @@ def _check_example(path, number, record, seq_length, max_predictions_per_seq):
                                     f"expected {kind}")
         length = len(getattr(features[name], kind).value)
         if length != spec.shape[0]:
-            what = ("seq_length" if name in _RENAMES or name == "input_mask" else
-                    "max_predictions_per_seq" if name.startswith("masked_lm") else "length")
+            what = ("--max_seq_length" if name in _RENAMES or name in ("input_mask", "position_ids") else
+                    "--max_predictions_per_seq" if name.startswith("masked_lm") else
+                    "K (next_sentence_positions)" if packed else "length")
             raise RecordFormatError(f"{where}: feature {name!r} has {length} values, expected {what}={spec.shape[0]}")
-    return v2_names
+    return RecordLayout(v2_names, sequences_per_row)
 
 
 def _first_bad_record(path, start, seq_length, max_predictions_per_seq):
@@ -91,7 +119,7 @@ def _scan_batches(path, spec, names):
 
 @functools.lru_cache(maxsize=1024)
 def _scan_file(path, unused_size, unused_mtime, seq_length, max_predictions_per_seq, vocab_size):
-    """Reads and parses every record of `path` once; returns (v2_names, number of records).
+    """Reads and parses every record of `path` once; returns (`RecordLayout`, number of records).
 
     Cached per (path, size, modification time): a run builds its pipelines several times.
     """
@@ -101,9 +129,9 @@ def _scan_file(path, unused_size, unused_mtime, seq_length, max_predictions_per_
         raise RecordFormatError(f"{path}: cannot read TFRecords: {_first_line(error)}") from None
     if first is None:
         raise RecordFormatError(f"{path}: file has no records")
-    v2_names = _check_example(path, 0, first, seq_length, max_predictions_per_seq)
-    word_ids = "input_word_ids" if v2_names else "input_ids"
-    spec = feature_spec(seq_length, max_predictions_per_seq, v2_names)
+    layout = _check_example(path, 0, first, seq_length, max_predictions_per_seq)
+    word_ids = "input_word_ids" if layout.v2_names else "input_ids"
+    spec = feature_spec(seq_length, max_predictions_per_seq, *layout)
     count, batches = 0, iter(_scan_batches(path, spec, (word_ids, "masked_lm_ids")).as_numpy_iterator())
     while True:
         try:
@@ -113,7 +141,7 @@ def _scan_file(path, unused_size, unused_mtime, seq_length, max_predictions_per_
             raise RecordFormatError(f"{path}: records {count}-{count + _SCAN_BATCH - 1}: "
                                     f"{_first_line(error)}") from None
         if batch is None:
-            return v2_names, count
+            return layout, count
         for name, ids in batch.items():
             rows = np.nonzero(((ids < 0) | (ids >= (vocab_size or np.inf))).any(axis=1))[0]
             if len(rows):
@@ -125,7 +153,7 @@ def _scan_file(path, unused_size, unused_mtime, seq_length, max_predictions_per_
 
 
 def check_record_files(files, seq_length, max_predictions_per_seq, vocab_size=None):
-    """Reads every record of `files` once, up front; returns (v2_names, records per file).
+    """Reads every record of `files` once, up front; returns (`RecordLayout`, records per file).
 
     Checked: each file is a readable TFRecord file to its end (not truncated, checksums
     intact), every record parses with the expected features and lengths, and ids lie in
@@ -136,8 +164,14 @@ def check_record_files(files, seq_length, max_predictions_per_seq, vocab_size=No
       RecordFormatError: naming the file, the record number (from 0) and what is wrong.
     """
     scans = [_scan_file(path, *_version(path), seq_length, max_predictions_per_seq, vocab_size) for path in files]
-    if len({v2_names for v2_names, _ in scans}) > 1:
+    if len({layout.v2_names for layout, _ in scans}) > 1:
         raise RecordFormatError(f"{files}: files mix google-research and v2 feature names")
+    kind = lambda k: f"rows of {k} sequences" if k else "one sequence per record"  # noqa: E731
+    for path, (layout, _) in zip(files, scans):
+        if layout.sequences_per_row != scans[0][0].sequences_per_row:
+            raise RecordFormatError(
+                f"{files[0]} holds {kind(scans[0][0].sequences_per_row)} but {path} {kind(layout.sequences_per_row)} "
+                "(made with different --max_sequences_per_pack): read files of one kind")
     return scans[0][0], [count for _, count in scans]
 
 
@@ -147,10 +181,15 @@ def _version(path):
 
 
 def to_model_inputs(features, use_next_sentence=True):
-    """Maps parsed record features to the model-input dict (int32, labels [B])."""
+    """Maps parsed record features to the model-input dict (int32, labels [B]; packed
+    records: `input_position_ids`, labels [B, K])."""
     batch = {_RENAMES.get(name, name): value for name, value in features.items()}
     batch = {name: (value if value.dtype == tf.float32 else tf.cast(value, tf.int32)) for name, value in batch.items()}
-    labels = tf.squeeze(batch["next_sentence_labels"], axis=-1)
+    labels = batch["next_sentence_labels"]
+    if "position_ids" in batch:
+        batch["input_position_ids"] = batch.pop("position_ids")
+    else:
+        labels = tf.squeeze(labels, axis=-1)
     batch["next_sentence_labels"] = labels if use_next_sentence else tf.zeros_like(labels)
     return batch
 
@@ -212,7 +251,8 @@ def pretraining_dataset(input_patterns, batch_size, seq_length, max_predictions_
       vocab_size: if given, ids must lie in [0, vocab_size).
 
     Returns:
-      A `tf.data.Dataset` of model-input dicts (see the module docstring).
+      A `tf.data.Dataset` of model-input dicts (see the module docstring; packed records
+      give packed rows).
 
     Raises:
       InputError: if a pattern matches nothing.
@@ -225,8 +265,8 @@ def pretraining_dataset(input_patterns, batch_size, seq_length, max_predictions_
     """
     seed = seed or 0  # None: the default order, still deterministic.
     files = expand_input_patterns(input_patterns)
-    v2_names, counts = check_record_files(files, seq_length, max_predictions_per_seq, vocab_size)
-    spec = feature_spec(seq_length, max_predictions_per_seq, v2_names)
+    layout, counts = check_record_files(files, seq_length, max_predictions_per_seq, vocab_size)
+    spec = feature_spec(seq_length, max_predictions_per_seq, *layout)
     num_pipelines, pipeline_id, batch_size = input_pipeline(input_context, batch_size)
     dataset = _epoch_records(files, counts, num_pipelines, pipeline_id, is_training, seed, cycle_length)
     if is_training:

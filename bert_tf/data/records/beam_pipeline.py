@@ -28,6 +28,7 @@ from bert_tf.data import document_reader
 from bert_tf.data.records import beam_options
 from bert_tf.data.records import pretraining_records
 from bert_tf.data.records import record_options
+from bert_tf.data.records import sequence_packing
 from bert_tf.data.records import sorted_runs
 from bert_tf.data.records import tfrecord_writer
 from bert_tf.tokenization import vocab as vocab_lib
@@ -36,7 +37,7 @@ beam = beam_options.import_beam()
 
 COUNTERS = ("documents", "empty_documents", "sentences", "instances")
 # Counted on both sides of the grouping steps, so that a runner that drops data is caught.
-_CHECK_COUNTERS = ("documents_read", "records_written")
+_CHECK_COUNTERS = ("documents_read", "records_written", "packed_rows")
 COUNTS_FILE = "counts.json"
 
 
@@ -178,6 +179,19 @@ def _write_counts(counts, path):
         json.dump(counts, f, sort_keys=True)
 
 
+def _write_packed(shard, paths, runs_dir, options):
+    """`_write` for `options.max_sequences_per_pack > 1`: the shard's records, in their order,
+    packed into rows of several sequences (`sequence_packing`); returns the counts."""
+    index, runs = shard
+    runs = sorted(run for run, _ in (r for r in runs if r is not None))
+    records = sorted_runs.merge_runs(runs, f"{runs_dir}/shard-{index:05d}/merge")
+    packed = sequence_packing.PackedRecords(
+        records, options.max_seq_length, options.max_predictions_per_seq, options.max_sequences_per_pack,
+        len(vocab_lib.load_vocab(options.vocab_file)))
+    rows = tfrecord_writer.write_shard(paths[index], packed)
+    return {"records_written": packed.sequences, "packed_rows": rows}
+
+
 def build(pipeline, input_files, paths, options, runs_dir):
     """Adds the pipeline that writes the records of `input_files` into the shards `paths`.
 
@@ -225,7 +239,8 @@ def build(pipeline, input_files, paths, options, runs_dir):
     written = ((records, shards)
                | "WithEmptyShards" >> beam.Flatten()
                | "GroupByShard" >> beam.GroupByKey()
-               | "Write" >> beam.Map(_write, paths, runs_dir))
+               | "Write" >> (beam.Map(_write, paths, runs_dir) if options.max_sequences_per_pack == 1
+                            else beam.Map(_write_packed, paths, runs_dir, options)))
     # Applied last: the DaskRunner computes the last step only, and all the others lead into it.
     _ = ((documents_count | "ReadCounts" >> beam.Map(_named, "documents_read"),
           tokenized | "TokenizeCounts" >> beam.Map(_first),
@@ -270,6 +285,7 @@ def counters(runs_dir):
         totals = dict(dict.fromkeys(COUNTERS + _CHECK_COUNTERS, 0), **json.load(f))
     read, tokenized = totals.pop("documents_read"), totals["documents"] + totals["empty_documents"]
     written = totals.pop("records_written")
+    totals["rows"] = totals.pop("packed_rows") or totals["instances"]  # records in the files
     if read != tokenized or written != totals["instances"]:
         raise pretraining_records.DataLossError(
             f"the Beam runner lost data: {read} documents read, {tokenized} tokenized; "

@@ -74,7 +74,9 @@ def create_pretraining_data(input_patterns, output_file, options, num_output_sha
 
     Returns:
       A dict with `documents, sentences, instances, empty_documents` (documents
-      without WordPieces, skipped), `seconds` (wall time) and `output_files`.
+      without WordPieces, skipped), `rows` (records written: `instances`, or
+      fewer with `options.max_sequences_per_pack > 1`), `seconds` (wall time)
+      and `output_files`.
 
     Raises:
       document_reader.InputError: for unusable input files.
@@ -109,4 +111,7 @@ def create_pretraining_data(input_patterns, output_file, options, num_output_sha
     stats["output_files"] = paths
     logging.info("wrote %d instances from %d documents (%d sentences) in %.1f s", stats["instances"],
                  stats["documents"], stats["sentences"], stats["seconds"])
+    if options.max_sequences_per_pack > 1:
+        logging.info("packed into %d rows of up to %d sequences (--max_sequences_per_pack)", stats["rows"],
+                     options.max_sequences_per_pack)
     return stats

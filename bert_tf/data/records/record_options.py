@@ -9,6 +9,7 @@ import dataclasses
 from absl import logging
 
 from bert_tf.data.records import instance_builder as instance_builder_lib
+from bert_tf.data.records import sequence_packing
 from bert_tf.tokenization import vocab as vocab_lib
 
 # Buckets hold documents_per_bucket on average; at 50 the chance that one holds fewer than
@@ -32,6 +33,7 @@ class Options:
     documents_per_bucket: int = 1000
     max_document_sentences: int = 10000
     tokenize_batch_size: int = 1024
+    max_sequences_per_pack: int = 1  # 1: one sequence per record, as google-research writes
 
 
 def instance_builder(options, vocab):
@@ -52,6 +54,11 @@ def check_options(options):
     if options.documents_per_bucket < _MIN_DOCUMENTS_PER_BUCKET:
         raise ValueError(f"documents_per_bucket must be at least {_MIN_DOCUMENTS_PER_BUCKET}, "
                          f"got {options.documents_per_bucket}")
+    limit = sequence_packing.max_sequences_limit(options.max_seq_length)
+    if not 1 <= options.max_sequences_per_pack <= max(1, limit):
+        raise ValueError(f"--max_sequences_per_pack must be in [1, {max(1, limit)}] (a sequence has at least "
+                         f"{sequence_packing.MIN_SEQUENCE_LENGTH} tokens, a row --max_seq_length="
+                         f"{options.max_seq_length}), got {options.max_sequences_per_pack}")
     if options.max_document_sentences < 1 or options.tokenize_batch_size < 1:
         raise ValueError("max_document_sentences and tokenize_batch_size must be positive")
     expected = int(round(options.max_seq_length * options.masked_lm_prob))

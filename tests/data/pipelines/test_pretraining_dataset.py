@@ -79,7 +79,7 @@ def test_google_research_record_trains(tmp_path):
 
 @pytest.mark.parametrize("drop, seq_length, message", [
     ("masked_lm_ids", S, "has no feature 'masked_lm_ids'"),
-    (None, 20, "feature 'input_ids' has 20 values, expected seq_length=16"),
+    (None, 20, "feature 'input_ids' has 20 values, expected --max_seq_length=16"),
 ])
 def test_bad_records_name_file_and_feature(tmp_path, drop, seq_length, message):
     path = _write(tmp_path / "bad.tfrecord", [_google_research_record(0, drop=drop, seq_length=seq_length)[0]])
