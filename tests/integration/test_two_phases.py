@@ -34,14 +34,14 @@ COMMON = {"bert_config_file": DEMO_CONFIG, "input_format": "text",
           "eval_input_file": os.path.join(CORPUS, "heldout.txt.gz"),
           "vocab_file": os.path.join(CORPUS, "kjv_vocab.txt"), "dtype": "mixed_bfloat16"}
 PHASE_1 = {"max_seq_length": 128, "max_predictions_per_seq": 20, "train_batch_size": 32,
-           "learning_rate": 2e-3, "num_train_steps": 300, "num_warmup_steps": 30,
-           "steps_per_loop": 10, "save_checkpoints_steps": 300, "eval_batch_size": 32,
+           "learning_rate": "2e-3", "num_train_steps": 150, "num_warmup_steps": 15,
+           "steps_per_loop": 10, "eval_batch_size": 32,
            "max_eval_steps": 5}
 # Phase 1's model and phase 2's are scored on the same 80 held-out sequences at 512.
 AT_512 = {"max_seq_length": 512, "max_predictions_per_seq": 76, "eval_batch_size": 8,
           "max_eval_steps": 10}
-PHASE_2 = {**AT_512, "train_batch_size": 8, "learning_rate": 2e-3, "num_train_steps": 200,
-           "num_warmup_steps": 20, "steps_per_loop": 5, "save_checkpoints_steps": 200}
+PHASE_2 = {**AT_512, "train_batch_size": 8, "learning_rate": "2e-3", "num_train_steps": 150,
+           "num_warmup_steps": 20, "steps_per_loop": 5}
 
 STEP_LINE = re.compile(r"step (\d+)/(\d+) .* lr=([\de.+-]+) ")
 HELD_OUT = re.compile(r"held-out at step (\d+): mlm_accuracy=([\d.]+) mlm_loss=([\d.]+)")
@@ -88,16 +88,16 @@ def test_phase_2_at_512_from_phase_1_restarts_its_schedule_and_beats_phase_1_at_
 
     assert f"Initialized ['encoder', 'masked_lm', 'next_sentence'] from {phase_1_dir}/model.ckpt." in phase_2
     steps = [(int(step), int(last), float(lr)) for step, last, lr in STEP_LINE.findall(phase_2)]
-    assert steps[0][:2] == (5, 200) and steps[-1][:2] == (200, 200)  # its own count, from 0
+    assert steps[0][:2] == (5, 150) and steps[-1][:2] == (150, 150)  # its own count, from 0
     rates = [lr for _, _, lr in steps]
     # A new warm-up over its first 20 steps (lines at 5, 10, 15, 20), then linear decay to 0 at
-    # its own step 200 (google-research's schedule: the peak at step 20 is 2e-3 · (1 - 20/200)).
-    assert rates[:4] == sorted(rates[:4]) and rates[0] < 0.5 * PHASE_2["learning_rate"]
-    assert rates[3] == max(rates) == pytest.approx(0.9 * PHASE_2["learning_rate"], rel=0.03)
+    # its own step 150 (google-research's schedule: the peak at step 20 is 2e-3 · (1 - 20/150)).
+    assert rates[:4] == sorted(rates[:4]) and rates[0] < 0.5 * float(PHASE_2["learning_rate"])
+    assert rates[3] == max(rates) == pytest.approx(float(PHASE_2["learning_rate"]) * (1 - 20 / 150), rel=0.03)
     assert rates[3:] == sorted(rates[3:], reverse=True) and rates[-1] == 0
-    reader = tf.train.load_checkpoint(str(phase_2_dir / "ckpt-200"))
-    assert reader.get_tensor("optimizer/_iterations/.ATTRIBUTES/VARIABLE_VALUE") == 200
-    assert not list(phase_2_dir.glob("ckpt-[0-9]*[!0].index"))  # ckpt-200 only, no ckpt-500
+    reader = tf.train.load_checkpoint(str(phase_2_dir / "ckpt-150"))
+    assert reader.get_tensor("optimizer/_iterations/.ATTRIBUTES/VARIABLE_VALUE") == 150  # Adam anew
+    assert [path.name for path in phase_2_dir.glob("ckpt-*.index")] == ["ckpt-150.index"]  # not 300
     assert _snapshot(phase_1_dir) == before  # phase 2 only read it
     assert re.search(r"This run's training batches were \d+% real tokens \(the rest padding\); "
                      r"--packed_training=auto computed real tokens only\.", phase_2)
@@ -105,9 +105,10 @@ def test_phase_2_at_512_from_phase_1_restarts_its_schedule_and_beats_phase_1_at_
     step, accuracy_1, loss_1 = _held_out(phase_1_at_512)
     assert step == 0
     step, accuracy_2, loss_2 = _held_out(phase_2)
-    assert step == 200
+    assert step == 150
     print(f"held-out at 512: phase 1's model {accuracy_1:.4f} ({loss_1:.4f}), phase 2 {accuracy_2:.4f} ({loss_2:.4f})")
-    assert accuracy_2 > accuracy_1 + 0.01 and loss_2 < loss_1 - 0.05
+    # Measured +0.026 and -0.18 (seed 12345), +0.039 and -0.19 (seed 1): half the smaller gain.
+    assert accuracy_2 > accuracy_1 + 0.013 and loss_2 < loss_1 - 0.09
 
 
 @pytest.fixture(scope="module")
@@ -122,7 +123,8 @@ def phase_1_model_dir(tmp_path_factory):
 
 
 def _phase_2_options(tmp_path, phase_1_model_dir, **overrides):
-    return PretrainingOptions(**{**COMMON, **PHASE_2, "init_checkpoint": str(phase_1_model_dir),
+    return PretrainingOptions(**{**COMMON, **PHASE_2, "learning_rate": float(PHASE_2["learning_rate"]),
+                                 "init_checkpoint": str(phase_1_model_dir),
                                  "output_dir": str(tmp_path / "phase2"), **overrides})
 
 
@@ -181,3 +183,18 @@ def test_phase_2_may_change_dropout(tmp_path, phase_1_model_dir):
                                                input_file=str(text), do_eval=False))
     release_output_dir(run.options.output_dir)
     assert run.config.hidden_dropout_prob == 0.1
+
+
+def test_the_readme_shows_these_runs():
+    """README "Two phases, as the paper" gives the commands this test runs, flag for flag."""
+    readme = open(os.path.join(ROOT, "README.md"), encoding="utf-8").read()
+    block = re.search(r"## Two phases, as the paper\n.*?```\n(.*?)```", readme, flags=re.S).group(1)
+    lines = [line for line in block.split("\n") if not line.startswith("#")]
+    commands = "\n".join(lines).replace("\\\n", " ").split("python -m bert_tf.run_pretraining $DATA")
+    data, phase_1, phase_2, phase_1_at_512 = (set(part.split()) for part in commands)
+    common = {f"--{k}={os.path.relpath(v, ROOT) if os.sep in v else v}" for k, v in COMMON.items()}
+    assert common == {flag.strip('"').removeprefix('DATA="') for flag in data}
+    assert phase_1 == {f"--{k}={v}" for k, v in {**PHASE_1, "output_dir": "phase1"}.items()}
+    assert phase_2 == {f"--{k}={v}" for k, v in {**PHASE_2, "output_dir": "phase2", "init_checkpoint": "phase1"}.items()}
+    assert phase_1_at_512 == {f"--{k}={v}" for k, v in {**AT_512, "do_train": "false", "init_checkpoint": "phase1",
+                                                        "output_dir": "phase1_at_512"}.items()}
