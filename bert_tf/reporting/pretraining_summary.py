@@ -55,11 +55,36 @@ def _fill_mask_lines(options, count):
     return lines
 
 
+def _real_tokens_share(result, history):
+    """The share of training batch slots that held a token: over the whole run where its
+    TensorBoard scalars say (each logged value weighted by the steps it covers), else the last
+    train metrics; None when nothing was trained."""
+    steps, weighted, previous = 0, 0.0, 0
+    for entry in history:
+        if "train/real_tokens" in entry:
+            covered = entry["step"] - previous
+            steps, weighted, previous = steps + covered, weighted + covered * entry["train/real_tokens"], entry["step"]
+    if steps > 0:
+        return weighted / steps
+    return result.get("train", {}).get("real_tokens")
+
+
+def real_tokens_line(share, options):
+    """`This run's training batches were N% real tokens ...`, and what --packed_training did."""
+    done = "computed real tokens only" if options.packs_training else "computed every slot"
+    line = (f"This run's training batches were {100 * share:.0f}% real tokens (the rest padding); "
+            f"--packed_training={options.packed_training} {done}")
+    if (not options.packs_training and share < 0.8 and not options.enable_xla
+            and options.distribution_strategy != "tpu"):
+        line += " (--packed_training=true would skip the padding)"
+    return line + "."
+
+
 def pretraining_summary(result, options, seconds, fill_mask_examples=5):
     """Lines that close a run, and `learning_curve.png` written into `options.output_dir`.
 
     Args:
-      result: what `run_pretraining` returned (`step`, `eval`, `model_dir`).
+      result: what `run_pretraining` returned (`step`, `train`, `eval`, `model_dir`).
       options: the run's `PretrainingOptions`.
       seconds: the run's wall time so far, quoted beside the machine's matmul rate.
       fill_mask_examples: held-out sentences to show (text input with a masked-LM objective).
@@ -72,6 +97,9 @@ def pretraining_summary(result, options, seconds, fill_mask_examples=5):
             and (options.eval_input_file or options.input_file)):
         lines += _fill_mask_lines(options, fill_mask_examples)
     history = read_history(output_dir)
+    share = _real_tokens_share(result, history)
+    if share is not None:
+        lines.append(real_tokens_line(share, options))
     if any(key.endswith("mlm_accuracy") for entry in history for key in entry):
         curve = os.path.join(output_dir, LEARNING_CURVE_FILE)
         write_learning_curve(history, curve, baseline=result["eval"].get("unigram_baseline"))

@@ -5,6 +5,8 @@
 """
 
 import dataclasses
+import json
+import os
 
 import keras
 import tensorflow as tf
@@ -18,9 +20,11 @@ from bert_tf.data.pipelines.pretraining_dataset import (RecordFormatError, input
                                                         pretraining_dataset)
 from bert_tf.dtype_policy import AUTO, fastest_dtype, policy_scope
 from bert_tf.errors import UserError
-from bert_tf.model_dir import write_model_dir
+from bert_tf.model_dir import (CONFIG_NAME, MODEL_INFO_NAME, VOCAB_NAME, read_model_info,
+                                write_model_dir)
 from bert_tf.models.bert_encoder import POSITION_IDS
 from bert_tf.models.bert_pretrainer import build_pretrainer
+from bert_tf.tokenization.vocab import load_vocab
 from bert_tf.training.checkpointing import (check_output_dir, disk_full_is_a_user_error,
                                             variables_bytes)
 from bert_tf.training.distribution import (check_batch_split, get_strategy, is_chief,
@@ -132,6 +136,52 @@ def _check_vocab(options, config):
             "would have no embedding. Use the config of this vocab.")
 
 
+# Config keys a warm start may change: they neither shape nor compute the restored weights.
+_WARM_START_FREE_KEYS = ("hidden_dropout_prob", "attention_probs_dropout_prob", "initializer_range")
+
+
+def _check_init_checkpoint(options, config):
+    """A model directory as --init_checkpoint (phase 1's output_dir) must hold the model this run
+    builds: the same bert_config (dropout aside), vocab and, for text input, casing.
+
+    Another size fails later too, at the restore; a same-shaped difference (hidden_act, another
+    vocab of the same size, the other casing) would train on silently.
+    """
+    path = options.init_checkpoint
+    if not path:
+        return
+    folder = path if tf.io.gfile.isdir(path) else os.path.dirname(path)
+    where = f"--init_checkpoint={path} does not match the model of this run"
+    saved_config = os.path.join(folder, CONFIG_NAME)
+    if tf.io.gfile.exists(saved_config):
+        try:
+            with tf.io.gfile.GFile(saved_config) as f:
+                saved = BertConfig.from_dict(json.load(f), saved_config)
+        except (ConfigError, ValueError) as error:
+            raise PretrainingInputError(f"--init_checkpoint: {error}") from None
+        differ = [f"{key}={getattr(saved, key)!r} there, {getattr(config, key)!r} here"
+                  for key in (field.name for field in dataclasses.fields(BertConfig))
+                  if key not in _WARM_START_FREE_KEYS and getattr(saved, key) != getattr(config, key)]
+        if differ:
+            raise PretrainingInputError(
+                f"{where}: its {CONFIG_NAME} differs from --bert_config_file={options.bert_config_file} "
+                f"({'; '.join(differ)}); continue that model with --bert_config_file={saved_config}.")
+    saved_vocab = os.path.join(folder, VOCAB_NAME)
+    if options.vocab_file and tf.io.gfile.exists(saved_vocab):
+        theirs, ours = load_vocab(saved_vocab), load_vocab(options.vocab_file)
+        if theirs != ours:
+            line = next((i for i, (a, b) in enumerate(zip(theirs, ours)) if a != b), min(len(theirs), len(ours)))
+            raise PretrainingInputError(
+                f"{where}: --vocab_file={options.vocab_file} is not its {VOCAB_NAME} ({len(ours)} "
+                f"tokens vs {len(theirs)}, first difference at line {line + 1}); its embeddings "
+                f"belong to that vocab: pass --vocab_file={saved_vocab}.")
+    saved_case = read_model_info(folder).get("do_lower_case") if tf.io.gfile.isdir(folder) else None
+    if options.input_format == "text" and saved_case is not None and saved_case != options.do_lower_case:
+        raise PretrainingInputError(
+            f"{where}: it was trained {'uncased' if saved_case else 'cased'} "
+            f"({os.path.join(folder, MODEL_INFO_NAME)}); pass --do_lower_case={saved_case}.")
+
+
 @dataclasses.dataclass
 class PreparedRun:
     """A pretraining run whose options and inputs passed every check, its folder claimed."""
@@ -154,6 +204,7 @@ def prepare_pretraining(options):
     check_pretraining_options(options)
     config = load_config(options)
     _check_vocab(options, config)
+    _check_init_checkpoint(options, config)
     check_output_dir(options.output_dir)
     strategy = get_strategy(options.distribution_strategy, options.tpu, options.num_gpus,
                             options.collective_timeout_seconds)

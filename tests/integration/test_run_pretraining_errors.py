@@ -152,6 +152,9 @@ def test_a_run_that_failed_before_its_first_checkpoint_leaves_the_folder_free(tm
     config = BertConfig.from_json_file(inputs["bert_config_file"])
     bigger = dataclasses.replace(config, hidden_size=24)
     write_model_dir(str(tmp_path / "bigger_model"), bigger, encoder=BertEncoder(bigger))
+    # A bare checkpoint: with its bert_config.json beside it, the other size is refused before
+    # the folder is claimed (test_two_phases.py); without, only the restore finds it.
+    os.remove(tmp_path / "bigger_model" / "bert_config.json")
     output_dir = tmp_path / "out"
     run = _flags(inputs, output_dir=output_dir, num_train_steps=2)
     wrong = _run(tmp_path, *run, f"--init_checkpoint={tmp_path / 'bigger_model'}")
