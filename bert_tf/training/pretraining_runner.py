@@ -266,10 +266,11 @@ def _train_and_write(run, progress_fn):
     keras.utils.set_random_seed(options.seed)  # Same initial weights and dropout on a rerun.
     # Rows of several sequences are nearly full already: computed padded, static shapes.
     packs_training = options.packs_training and not run.packed_rows
-    logging.info("Training computes %s (--packed_training=%s, --max_seq_length=%d%s).",
-                 "real tokens only" if packs_training else "every slot, padding included",
-                 options.packed_training, options.max_seq_length,
-                 ", records of several sequences per row" if run.packed_rows else "")
+    if options.do_train:
+        logging.info("Training computes %s (--packed_training=%s, --max_seq_length=%d%s).",
+                     "real tokens only" if packs_training else "every slot, padding included",
+                     options.packed_training, options.max_seq_length,
+                     ", records of several sequences per row" if run.packed_rows else "")
     with strategy.scope():
         model = build_pretrainer(config, options.use_next_sentence, options.left_to_right,
                                  options.remat, packed_training=packs_training,
