@@ -30,10 +30,10 @@ def _forward(embeddings, blocks, pooler, inputs, training=None, packing=None,
     position_ids = inputs.get(POSITION_IDS)
     # Rows of several sequences: each attends to itself only.
     attention_mask = None if position_ids is None else block_diagonal_mask(input_mask)
-    heads = 1  # [CLS] states the pooler reads
+    num_pooled = 1  # [CLS] states the pooler reads
     if pooled_positions is not None:
         pooled_positions = tf.cast(pooled_positions, tf.int32)
-        heads = pooled_positions.shape[1] or tf.shape(pooled_positions)[1]
+        num_pooled = pooled_positions.shape[1] or tf.shape(pooled_positions)[1]
     if output_positions is not None:
         # [CLS] goes first (each sequence's, for rows of several), for the pooler.
         output_positions = tf.cast(output_positions, tf.int32)
@@ -60,11 +60,11 @@ def _forward(embeddings, blocks, pooler, inputs, training=None, packing=None,
     if pooled_positions is None:
         first = sequence_output[:, 0, :] * keras.ops.cast(input_mask[:, :1], sequence_output.dtype)
     elif output_positions is not None:
-        first = sequence_output[:, :heads]  # [B, K, H]
+        first = sequence_output[:, :num_pooled]  # [B, K, H]
     else:
         first = tf.gather(sequence_output, pooled_positions, batch_dims=1)  # [B, K, H]
     if output_positions is not None:
-        sequence_output = sequence_output[:, heads:]
+        sequence_output = sequence_output[:, num_pooled:]
         encoder_outputs[-1] = sequence_output
     return {
         "sequence_output": sequence_output,
