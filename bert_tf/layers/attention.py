@@ -106,7 +106,8 @@ class MultiHeadSelfAttention(keras.layers.Layer):
         value = self._split_heads(value)
 
         scores = tf.matmul(query, key, transpose_b=True)  # [B, N, K, S]
-        allowed = tf.cast(input_mask, tf.bool)[:, tf.newaxis, tf.newaxis, :]  # [B, 1, 1, S]
+        # expand_dims, not [:, None, None, :]: TFLite has no builtin for a new-axis slice.
+        allowed = tf.expand_dims(tf.expand_dims(tf.cast(input_mask, tf.bool), 1), 1)  # [B,1,1,S]
         if self.causal:
             if query_positions is None:
                 query_positions = tf.range(query_shape[1])[tf.newaxis]  # [1, S]
