@@ -1,8 +1,9 @@
 """Exports a model directory as a versioned SavedModel that TF Serving loads.
 
-Layout: `export_dir/<version>/` (TF Serving serves the highest version). The SavedModel is
-written to a temporary folder beside it, audited, then renamed into place, so a failed export
-leaves nothing behind and an existing version is never touched.
+Layout: `export_dir/<version>/` (TF Serving serves the highest version), with
+`batching_parameters.txt` (TF Serving's `--batching_parameters_file`) beside saved_model.pb.
+The SavedModel is written to a temporary folder beside it, audited, then renamed into place,
+so a failed export leaves nothing behind and an existing version is never touched.
 
 Example:
 >>> export_saved_model("/tmp/minilm", "/tmp/export", head="encoder")  # doctest: +SKIP
@@ -19,6 +20,7 @@ from absl import logging
 from bert_tf.checkpoints import model_dir as model_dir_lib
 from bert_tf.checkpoints.model_dir import OutputExistsError
 from bert_tf.export import op_audit
+from bert_tf.export.batching import write_batching_parameters
 from bert_tf.export.choice_serving import MultipleChoiceServing
 from bert_tf.export.hub_modules import HubEncoderModule, PreprocessorModule
 from bert_tf.export.options import EXPORT_HEADS
@@ -142,6 +144,9 @@ def export_saved_model(model_dir, export_dir, head, seq_length=None, version=Non
             raise op_audit.OpAuditError(
                 f"Export of {model_dir} to {export_path} stopped, nothing was written: "
                 f"{error}") from None
+        # TF Serving's --batching_parameters_file, beside saved_model.pb (the server ignores
+        # files it does not know in a version folder).
+        write_batching_parameters(staging)
         tf.io.gfile.rename(staging, export_path)
     finally:
         if tf.io.gfile.exists(staging):
