@@ -1,15 +1,15 @@
-"""TFLite against the SavedModel on a fine-tuned classifier: accuracy, size, batch-1 latency.
+"""Exports of a fine-tuned classifier against its float32 SavedModel: accuracy, size, batch 1.
 
   python benchmarks/serving_tflite.py --model_dir=/tmp/minilm --train_sentences=2048 \
       --eval_sentences=1000
 
 Fine-tunes `--model_dir` on BBC News sentences (5 topics, one epoch, `TextClassifier.fit`
 on strings), writes the classifier's model directory, exports it as the raw-text SavedModel
-and as `.tflite` float32 and dynamic-range int8, and reports for each: held-out accuracy,
-argmax agreement with the SavedModel, the largest logit difference, file size, and batch-1
-latency p50/p99 over the held-out sentences one at a time, the three timed in turns
-(`timing`-style rounds) so other load falls on all alike. Run by hand, never as a test
-(`tests/export/test_tflite.py` runs `int8_accuracy_rows` on a small split).
+in float32 and bfloat16 and as `.tflite` float32 and dynamic-range int8, and reports for each:
+held-out accuracy, argmax agreement with the float32 SavedModel, the largest logit difference,
+size, and batch-1 latency p50/p99 over the held-out sentences one at a time, the systems timed
+in turns (rounds of 10 requests each) so other load falls on all alike. Run by hand, never as a
+test (`tests/export/test_finetuned_exports.py` runs `export_rows` on a small split).
 """
 
 import os
@@ -52,9 +52,12 @@ def _tflite_runner(path, num_threads):
     return lambda texts: runner(text=np.array(texts, dtype=object))["logits"]
 
 
-def int8_accuracy_rows(classifier_dir, texts, labels, work_dir, batch_size=32,
-                       latency_requests=0, num_threads=2):
-    """Accuracy (and batch-1 latency) of the SavedModel and the two TFLite models.
+SYSTEMS = ("saved_model float32", "saved_model bfloat16", "tflite none", "tflite dynamic_int8")
+
+
+def export_rows(classifier_dir, texts, labels, work_dir, batch_size=32, latency_requests=0,
+                num_threads=2, systems=SYSTEMS):
+    """Accuracy (and batch-1 latency) of each export in `systems` (the first is the reference).
 
     Returns:
       One dict per system: accuracy, agreement (argmax equal to the SavedModel's),
@@ -63,19 +66,22 @@ def int8_accuracy_rows(classifier_dir, texts, labels, work_dir, batch_size=32,
     from bert_tf.export.exporter import export_saved_model
     from bert_tf.export.tflite import export_tflite
 
-    paths = {"saved_model": export_saved_model(classifier_dir, os.path.join(work_dir, "export"),
-                                               "classifier")}
-    runners = {"saved_model": _saved_model_runner(paths["saved_model"])}
-    for quantization in ("none", "dynamic_int8"):
-        name = f"tflite {quantization}"
-        paths[name] = os.path.join(work_dir, f"classifier_{quantization}.tflite")
-        export_tflite(classifier_dir, paths[name], "classifier", quantization=quantization)
-        runners[name] = _tflite_runner(paths[name], num_threads)
+    paths, runners = {}, {}
+    for name in systems:
+        kind, variant = name.split()
+        if kind == "saved_model":
+            paths[name] = export_saved_model(classifier_dir, os.path.join(work_dir, variant),
+                                             "classifier", dtype=variant)
+            runners[name] = _saved_model_runner(paths[name])
+        else:
+            paths[name] = os.path.join(work_dir, f"classifier_{variant}.tflite")
+            export_tflite(classifier_dir, paths[name], "classifier", quantization=variant)
+            runners[name] = _tflite_runner(paths[name], num_threads)
     logits = {name: np.concatenate([run(texts[i:i + batch_size])
                                     for i in range(0, len(texts), batch_size)])
               for name, run in runners.items()}
     labels = np.asarray(labels)
-    reference = logits["saved_model"]
+    reference = logits[systems[0]]
     rows = []
     for name, values in logits.items():
         path = paths[name]
@@ -120,7 +126,7 @@ def main(argv):
                              labels[:f.train_sentences], names)
         print(json.dumps({"fine_tuned_s": round(time.perf_counter() - begin, 1),
                           "classifier_dir": classifier_dir}), flush=True)
-    for row in int8_accuracy_rows(classifier_dir, sentences[f.train_sentences:],
+    for row in export_rows(classifier_dir, sentences[f.train_sentences:],
                                   labels[f.train_sentences:], os.path.join(work_dir, "runs",
                                                                            str(os.getpid())),
                                   latency_requests=f.latency_requests,
