@@ -4,7 +4,7 @@
 batching_parameters.txt --model_base_path=<export_dir>` merges concurrent requests into one
 batch (their `[B]` string inputs are concatenated, the batch runs once, outputs are split back),
 which is where CPU throughput comes from: on the converted MiniLM the raw-text export serves
-~1.3x the lines/s at batch 32 that it serves at batch 8, and ~8x batch 1 (docs/design.md,
+2.25x (float32) to 3.3x (bfloat16) the lines/s of batch 1 at batch 32 (docs/design.md,
 "Serving: batch 1, TFLite, bf16"). The file is TF Serving's `BatchingParameters` text proto.
 
 Example:
@@ -18,8 +18,9 @@ import os
 BATCHING_PARAMETERS_FILE = "batching_parameters.txt"
 
 # Defaults and why (measured on the 2-core machines of docs/lab/2026-12-05-serving.md):
-# - 32 rows: past 32 the lines/s of real text in arrival order grow little (152 -> 187 at 128,
-#   docs/design.md "Inference on real tokens") while a batch's latency grows 4x;
+# - 32 rows: past 32 the lines/s of real text in arrival order grow little or not at all
+#   (152 -> 187 at 128 on AMD EPYC, 285 -> 270 bf16 on a loaded Xeon) while a batch's
+#   latency grows 4x;
 # - 5 ms: a request waits at most about half of a batch-1 request's own time for company;
 # - 16 queued batches: a full queue is ~16 batch times (~3 s at 32 rows), after which TF
 #   Serving refuses requests (UNAVAILABLE) instead of letting latency grow without bound.
