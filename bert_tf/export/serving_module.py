@@ -78,6 +78,8 @@ class BertServingModule(tf.Module):
         # tf.Variable). `signatures()` tracks the tf.Variables the functions read instead.
         # serve_tokenized (set by `signatures()`) is saved as a signature, not as an attribute.
         self._untracked = types.SimpleNamespace(model=restored.model, serve_tokenized=None)
+        # A lone request (batch of one) runs padded, without packing's bookkeeping.
+        restored.encoder.single_sequence_padded = True
         self.preprocessor = BertPreprocessor(
             restored.vocab_file, lower_case=restored.lower_case, seq_length=seq_length,
             padding=padding)

@@ -13,6 +13,19 @@ from bert_tf.layers.initializers import truncated_normal
 from bert_tf.layers.packing import gather_positions
 
 
+def _swap_heads_and_positions(x, training):
+    """`[B, S, N, D]` <-> `[B, N, S, D]`; in inference as a one-operand einsum.
+
+    Same values. With oneDNN on (TensorFlow's x86 default) `tf.transpose` runs as
+    `_MklTranspose`, which costs ~30 µs a call at serving sizes against ~4 µs for the einsum
+    kernel's Eigen permute (24 calls per MiniLM request; docs/design.md, "Serving: batch 1,
+    TFLite, bf16"). Training keeps `tf.transpose`, the op its step was profiled with.
+    """
+    if training:
+        return tf.transpose(x, [0, 2, 1, 3])
+    return tf.einsum("abcd->acbd", x)
+
+
 @keras.saving.register_keras_serializable(package="bert_tf")
 class MultiHeadSelfAttention(keras.layers.Layer):
     """Self-attention over `[B, S, H]` with padded keys masked out (paper §3, Vaswani et al.).
@@ -65,11 +78,11 @@ class MultiHeadSelfAttention(keras.layers.Layer):
             layer.build((None, None, hidden_size))
         self.built = True
 
-    def _split_heads(self, x):
+    def _split_heads(self, x, training=None):
         # Explicit sizes: -1 is ambiguous in a reshape of an empty tensor. One slice of the
         # shape, not two indexings: each costs ~1.5 ms to trace, and this runs 3× per group.
         x = tf.reshape(x, tf.concat([tf.shape(x)[:-1], [self.num_heads, self.head_size]], 0))
-        return tf.transpose(x, [0, 2, 1, 3])  # [B, N, S, D]
+        return _swap_heads_and_positions(x, training)  # [B, N, S, D]
 
     def call(self, hidden_states, input_mask, training=None, packing=None,
              output_positions=None):
@@ -101,9 +114,9 @@ class MultiHeadSelfAttention(keras.layers.Layer):
         `[B, S, H]` keys and values; the queries sit at `query_positions` `[B, K]`
         (default: every position, K = S)."""
         query_shape = tf.shape(query)
-        query = self._split_heads(query)
-        key = self._split_heads(key)
-        value = self._split_heads(value)
+        query = self._split_heads(query, training)
+        key = self._split_heads(key, training)
+        value = self._split_heads(value, training)
 
         scores = tf.matmul(query, key, transpose_b=True)  # [B, N, K, S]
         # expand_dims, not [:, None, None, :]: TFLite has no builtin for a new-axis slice.
@@ -120,7 +133,7 @@ class MultiHeadSelfAttention(keras.layers.Layer):
         probs = self.dropout(probs, training=training)
 
         context = tf.matmul(probs, value)  # [B, N, K, D]
-        context = tf.transpose(context, [0, 2, 1, 3])  # [B, K, N, D]
+        context = _swap_heads_and_positions(context, training)  # [B, K, N, D]
         return tf.reshape(context, query_shape)
 
     def compute_output_shape(self, hidden_states_shape, input_mask_shape=None,
