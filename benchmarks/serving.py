@@ -46,7 +46,7 @@ def computed_tokens(lengths, batch_size, system, seq_length):
     total = 0
     for start in range(0, len(lengths) - batch_size + 1, batch_size):
         batch = np.asarray(lengths[start:start + batch_size])
-        if system == "bert_tf":
+        if system in ("bert_tf", "bert_tf bfloat16"):  # packed: real tokens only
             total += int(batch.sum())
         elif system == "bert_tf padded":
             rounded = -(-int(batch.max()) // PAD_TO_MULTIPLE_OF) * PAD_TO_MULTIPLE_OF

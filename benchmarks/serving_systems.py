@@ -6,21 +6,27 @@ instead; they are dev-only and imported here lazily, so this module imports in t
 PyTorch venv (`.venv-ref`, no TensorFlow) as well as in bert_tf's:
 - "bert_tf": the raw-text encoder SavedModel of `tools/export_saved_model.py` (each
   request packed to its own longest sentence; the encoder computes real tokens only);
+- "bert_tf bfloat16": that export with `--dtype=bfloat16`;
+- "bert_tf tflite", "bert_tf tflite int8": `tools/export_tflite.py --head=encoder`, float32
+  and dynamic-range int8, in Python's TFLite interpreter on the same threads;
 - "bert_tf padded": the same Keras encoder and preprocessor with `packed_inference=False`
   (every token of the request's longest computed), for the gain in one table;
 - "keras_hub": keras-hub's `BertTextClassifierPreprocessor` (fixed `seq_length`, its only
   mode) and `BertBackbone` in one `tf.function`;
 - "hf_torch": Hugging Face transformers on PyTorch, fast tokenizer, padding to the longest;
 - "onnxruntime", "onnxruntime optimized": the same model exported from PyTorch
-  (`torch.onnx.export(dynamo=False)`), and after onnxruntime's transformer optimizer
-  (fused attention, LayerNorm, GELU), fast tokenizer, padding to the longest.
+  (`torch.onnx.export(dynamo=False)`; without torch, the same graph written from the weights
+  by `serving_onnx.py`), and after onnxruntime's transformer optimizer (fused attention,
+  LayerNorm, GELU), fast tokenizer, padding to the longest.
 """
 
 import os
+import sys
 
-SYSTEMS = ("bert_tf", "bert_tf padded", "keras_hub", "hf_torch", "onnxruntime",
-           "onnxruntime optimized")
-TF_SYSTEMS = ("bert_tf", "bert_tf padded", "keras_hub")
+SYSTEMS = ("bert_tf", "bert_tf bfloat16", "bert_tf padded", "bert_tf tflite",
+           "bert_tf tflite int8", "keras_hub", "hf_torch", "onnxruntime", "onnxruntime optimized")
+TF_SYSTEMS = ("bert_tf", "bert_tf bfloat16", "bert_tf padded", "bert_tf tflite",
+              "bert_tf tflite int8", "keras_hub")
 
 
 def build_system(name, model_dir, hf_dir, seq_length, work_dir, threads):
@@ -35,8 +41,11 @@ def build_system(name, model_dir, hf_dir, seq_length, work_dir, threads):
 
         tf.config.threading.set_intra_op_parallelism_threads(threads)
         tf.config.threading.set_inter_op_parallelism_threads(threads)
+        if name.startswith("bert_tf tflite"):
+            return _bert_tf_tflite(model_dir, seq_length, work_dir, threads,
+                                   "dynamic_int8" if name.endswith("int8") else "none")
         builder = {"bert_tf": _bert_tf_export, "bert_tf padded": _bert_tf_padded,
-                   "keras_hub": _keras_hub}[name]
+                   "bert_tf bfloat16": _bert_tf_bfloat16, "keras_hub": _keras_hub}[name]
         return builder(model_dir, seq_length, work_dir)
     if name == "hf_torch":
         return _hf_torch(hf_dir, seq_length, threads)
@@ -46,15 +55,32 @@ def build_system(name, model_dir, hf_dir, seq_length, work_dir, threads):
     raise ValueError(f"Unknown serving system {name!r}; choose from {SYSTEMS}.")
 
 
-def _bert_tf_export(model_dir, seq_length, work_dir):
+def _bert_tf_export(model_dir, seq_length, work_dir, dtype="float32"):
     import tensorflow as tf
 
     from bert_tf.export.exporter import export_saved_model
 
     path = export_saved_model(model_dir, os.path.join(work_dir, "bert_tf"), "encoder",
-                              seq_length=seq_length)
+                              seq_length=seq_length, dtype=dtype)
     serve = tf.saved_model.load(path).signatures["serving_default"]
     return lambda texts: serve(text=tf.constant(texts))["pooled_output"].numpy()
+
+
+def _bert_tf_bfloat16(model_dir, seq_length, work_dir):
+    return _bert_tf_export(model_dir, seq_length, work_dir, dtype="bfloat16")
+
+
+def _bert_tf_tflite(model_dir, seq_length, work_dir, threads, quantization):
+    import numpy as np
+
+    from bert_tf.export.tflite import export_tflite, tflite_interpreter
+
+    path = os.path.join(work_dir, f"encoder_{quantization}.tflite")
+    if not os.path.exists(path):
+        export_tflite(model_dir, path, "encoder", quantization=quantization,
+                      seq_length=seq_length)
+    runner = tflite_interpreter(model_path=path, num_threads=threads).get_signature_runner()
+    return lambda texts: runner(text=np.array(texts, dtype=object))["pooled_output"]
 
 
 def _bert_tf_padded(model_dir, seq_length, work_dir):
@@ -91,11 +117,33 @@ def _keras_hub(model_dir, seq_length, work_dir):
 
 
 def _hf_tokenizer(hf_dir, seq_length):
-    from transformers import AutoTokenizer
+    try:
+        from transformers import AutoTokenizer
+    except ImportError:  # a .venv-ref without transformers: the same Rust tokenizer directly
+        return _rust_tokenizer(hf_dir, seq_length)
 
     tokenizer = AutoTokenizer.from_pretrained(hf_dir)
     return lambda texts, kind: tokenizer(texts, padding=True, truncation=True,
                                          max_length=seq_length, return_tensors=kind)
+
+
+def _rust_tokenizer(hf_dir, seq_length):
+    """`tokenizers.Tokenizer` of tokenizer.json, padding to the longest: numpy inputs only."""
+    import numpy as np
+    from tokenizers import Tokenizer
+
+    tokenizer = Tokenizer.from_file(os.path.join(hf_dir, "tokenizer.json"))
+    tokenizer.enable_truncation(max_length=seq_length)
+    tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")
+
+    def tokenize(texts, kind):
+        if kind != "np":
+            raise ValueError("Without transformers only numpy inputs are made.")
+        encodings = tokenizer.encode_batch(texts)
+        return {"input_ids": np.array([e.ids for e in encodings], np.int64),
+                "attention_mask": np.array([e.attention_mask for e in encodings], np.int64),
+                "token_type_ids": np.array([e.type_ids for e in encodings], np.int64)}
+    return tokenize
 
 
 def _hf_torch(hf_dir, seq_length, threads):
@@ -113,20 +161,41 @@ def _hf_torch(hf_dir, seq_length, threads):
 
 
 def _onnxruntime(hf_dir, seq_length, threads, work_dir, optimized):
+    import json
+
     import onnxruntime
-    from transformers import AutoModel
 
     path = os.path.join(work_dir, "model.onnx")
     if not os.path.exists(path):
-        _export_onnx(AutoModel.from_pretrained(hf_dir).eval(), path)
+        try:
+            import torch  # noqa: F401
+            from transformers import AutoModel
+        except ImportError:  # no torch in .venv-ref: the same graph written from the weights
+            from benchmarks.serving_onnx import export_onnx_from_safetensors
+
+            export_onnx_from_safetensors(hf_dir, path)
+        else:
+            _export_onnx(AutoModel.from_pretrained(hf_dir).eval(), path)
     if optimized:
         from onnxruntime.transformers import optimizer
 
-        config = AutoModel.from_pretrained(hf_dir).config
+        with open(os.path.join(hf_dir, "config.json"), encoding="utf-8") as f:
+            config = json.load(f)
         optimized_path = os.path.join(work_dir, "model_optimized.onnx")
-        optimizer.optimize_model(path, model_type="bert", num_heads=config.num_attention_heads,
-                                 hidden_size=config.hidden_size).save_model_to_file(
-                                     optimized_path)
+        try:
+            import torch  # noqa: F401
+            opt_level = None  # the optimizer's default for BERT (1): ORT's passes, then fusions
+        except ImportError:
+            # ORT's own pre-pass imports torch; the Python fusions run alone and the session
+            # applies ORT's graph optimizations when it loads the model.
+            opt_level = 0
+        model = optimizer.optimize_model(path, model_type="bert",
+                                         num_heads=config["num_attention_heads"],
+                                         hidden_size=config["hidden_size"], opt_level=opt_level)
+        # Which fusions took (Attention, SkipLayerNormalization, BiasGelu...), for the log.
+        print(json.dumps({"onnxruntime_fusions": model.get_fused_operator_statistics()}),
+              file=sys.stderr, flush=True)
+        model.save_model_to_file(optimized_path)
         path = optimized_path
     options = onnxruntime.SessionOptions()
     options.intra_op_num_threads = threads

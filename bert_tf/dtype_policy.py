@@ -51,21 +51,36 @@ def measured_matmul_flops(dtype, size=2048, matmuls=8, repeats=7):
     return 2 * size ** 3 * matmuls / min(seconds)
 
 
-def native_bfloat16():
-    """Whether this CPU has bfloat16 instructions that oneDNN may use (AVX512-BF16 or AMX).
+# /proc/cpuinfo flags of native bfloat16 arithmetic (AVX512-BF16 dot products, AMX tiles).
+NATIVE_BFLOAT16_FLAGS = ("avx512_bf16", "amx_bf16")
+
+
+def cpu_flags(cpuinfo="/proc/cpuinfo"):
+    """The CPU's feature flags (Linux's /proc/cpuinfo); empty where that file is absent."""
+    try:
+        with open(cpuinfo, encoding="utf-8") as f:
+            for line in f:
+                if line.startswith("flags"):
+                    return set(line.split(":", 1)[1].split())
+    except OSError:
+        pass
+    return set()
+
+
+def native_bfloat16(flags=None):
+    """The flags of `NATIVE_BFLOAT16_FLAGS` this CPU has and oneDNN may use (empty: none).
 
     Without them oneDNN has no bfloat16 matmul: an AVX2 CPU emulates it (no faster), and under
     `ONEDNN_MAX_CPU_ISA=AVX2` its matmul primitive cannot even be made (the process aborts).
+
+    Args:
+      flags: the CPU flags to decide by (default: this machine's, `cpu_flags()`).
     """
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8") as f:
-            flags = set(f.read().split())
-    except OSError:  # not Linux: no way to ask here; float32 is always right
-        return False
+    flags = cpu_flags() if flags is None else set(flags)
     limit = os.environ.get("ONEDNN_MAX_CPU_ISA", "ALL").upper()
     allowed = limit in ("ALL", "DEFAULT") or any(
         part in limit for part in ("BF16", "AMX", "AVX10", "FP16"))
-    return allowed and bool(flags & {"avx512_bf16", "amx_bf16"})
+    return [flag for flag in NATIVE_BFLOAT16_FLAGS if flag in flags] if allowed else []
 
 
 def fastest_dtype():

@@ -44,3 +44,20 @@ def test_auto_is_float32_where_bfloat16_is_emulated():
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
                          timeout=120, check=True).stdout
     assert out.split()[-1] == "float32"
+
+
+def test_cpu_flags_reads_proc_cpuinfo(tmp_path):
+    cpuinfo = tmp_path / "cpuinfo"
+    cpuinfo.write_text("processor\t: 0\nflags\t\t: fpu avx2 amx_bf16\n\nflags\t: other\n")
+    assert dtype_policy.cpu_flags(str(cpuinfo)) == {"fpu", "avx2", "amx_bf16"}
+    assert dtype_policy.cpu_flags(str(tmp_path / "missing")) == set()
+
+
+def test_onednn_isa_limit_hides_native_bfloat16(monkeypatch):
+    flags = {"avx512f", "avx512_bf16", "amx_bf16"}
+    monkeypatch.delenv("ONEDNN_MAX_CPU_ISA", raising=False)
+    assert dtype_policy.native_bfloat16(flags) == ["avx512_bf16", "amx_bf16"]
+    monkeypatch.setenv("ONEDNN_MAX_CPU_ISA", "AVX2")
+    assert dtype_policy.native_bfloat16(flags) == []
+    monkeypatch.setenv("ONEDNN_MAX_CPU_ISA", "AVX512_CORE_AMX")
+    assert dtype_policy.native_bfloat16(flags) == ["avx512_bf16", "amx_bf16"]

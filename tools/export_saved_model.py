@@ -6,11 +6,16 @@ r"""Exports a model directory as a SavedModel for TF Serving, taking raw text.
   # Fine-tuned classifier, version 2, checked against TF Serving 2.12's ops
   python tools/export_saved_model.py --model_dir=/tmp/mrpc --export_dir=/tmp/serving/mrpc \
       --head=classifier --text_pair --version=2 --tf_serving_version=2.12
+  # bfloat16 where this CPU has native bfloat16 (avx512_bf16 / AMX), else float32
+  python tools/export_saved_model.py --model_dir=/tmp/mrpc --export_dir=/tmp/serving/mrpc \
+      --head=classifier --dtype=auto
   # TF Hub-style preprocessor / encoder (hub.KerasLayer, keras.layers.TFSMLayer)
   python tools/export_saved_model.py --model_dir=/tmp/minilm --export_dir=/tmp/hub/preprocess \
       --head=preprocessor
 
-The SavedModel goes to --export_dir/<version>/ and its ops are audited before it is moved there.
+The SavedModel goes to --export_dir/<version>/ and its ops are audited before it is moved there;
+batching_parameters.txt (for tensorflow_model_server --enable_batching) and export_metadata.json
+(head, dtype and why, seq_length) are written beside it.
 Casing and the default --seq_length come from the model directory's model_info.json.
 `--task` is the old name of `--head`.
 """

@@ -26,7 +26,7 @@ class MultipleChoiceServing(BertServingModule):
         shape = tf.shape(inputs["input_word_ids"])  # [B, C, S]
         folded = {name: tf.reshape(inputs[name], [-1, shape[2]]) for name in ENCODER_INPUTS}
         pooled = self.model.encoder(folded, training=False)["pooled_output"]
-        logits = tf.reshape(self.model.head(pooled), [shape[0], shape[1]])
+        logits = tf.cast(tf.reshape(self.model.head(pooled), [shape[0], shape[1]]), tf.float32)
         return {"logits": logits,
                 "probabilities": tf.nn.softmax(logits, axis=-1),
                 "choice": tf.argmax(logits, axis=-1, output_type=tf.int32)}

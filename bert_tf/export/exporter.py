@@ -1,14 +1,17 @@
 """Exports a model directory as a versioned SavedModel that TF Serving loads.
 
-Layout: `export_dir/<version>/` (TF Serving serves the highest version). The SavedModel is
-written to a temporary folder beside it, audited, then renamed into place, so a failed export
-leaves nothing behind and an existing version is never touched.
+Layout: `export_dir/<version>/` (TF Serving serves the highest version), with
+`batching_parameters.txt` (TF Serving's `--batching_parameters_file`) and
+`export_metadata.json` (head, dtype and why, seq_length, ...) beside saved_model.pb.
+The SavedModel is written to a temporary folder beside it, audited, then renamed into place,
+so a failed export leaves nothing behind and an existing version is never touched.
 
 Example:
 >>> export_saved_model("/tmp/minilm", "/tmp/export", head="encoder")  # doctest: +SKIP
 '/tmp/export/1'
 """
 
+import json
 import os
 import shutil
 import uuid
@@ -18,9 +21,11 @@ from absl import logging
 
 from bert_tf import model_dir as model_dir_lib
 from bert_tf.export import op_audit
+from bert_tf.export.batching import write_batching_parameters
 from bert_tf.export.choice_serving import MultipleChoiceServing
 from bert_tf.export.hub_modules import HubEncoderModule, PreprocessorModule
-from bert_tf.export.options import EXPORT_HEADS
+from bert_tf.export.options import EXPORT_HEADS, HUB_INTERFACES
+from bert_tf.export.precision import resolve_dtype
 from bert_tf.export.restored_model import restore_model
 from bert_tf.export.serving_module import (
     ClassifierServing, EncoderServing, ExportError, PretrainerServing)
@@ -39,6 +44,8 @@ _SERVING_MODULES = {
 # Heads whose `serving_default` may take `text` or `text_a` + `text_b`; the others are fixed.
 _OPTIONAL_PAIR_HEADS = ("encoder", "classifier")
 DEFAULT_SEQ_LENGTH = {"span_labeler": 384}
+# How the export was made (head, dtype and why, seq_length, ...), beside saved_model.pb.
+METADATA_FILE = "export_metadata.json"
 
 
 def existing_versions(export_dir):
@@ -64,26 +71,42 @@ def export_seq_length(model_dir, head, seq_length=None):
     return seq_length
 
 
-def build_export_module(model_dir, head, seq_length=None, text_pair=False, padding="longest"):
+def build_export_module(model_dir, head, seq_length=None, text_pair=False, padding="longest",
+                        dtype="float32"):
     """The tf.Module to save for `head` (one of `EXPORT_HEADS`) from `model_dir`.
 
-    `padding` applies to the model heads; the TF Hub interfaces keep TF Hub's fixed
-    `seq_length` contract."""
+    `padding` and `dtype` ("float32" or "bfloat16") apply to the model heads; the TF Hub
+    interfaces keep TF Hub's fixed `seq_length` contract and float32."""
     if head not in EXPORT_HEADS:
         raise ExportError(f"Unknown head {head!r}; choose one of {', '.join(EXPORT_HEADS)}.")
+    if head in HUB_INTERFACES and dtype != "float32":
+        raise ExportError(f"--head={head} (a TF Hub interface) is exported in float32 only; "
+                          f"received dtype {dtype}.")
     if head == "preprocessor":
         vocab_file, lower_case = model_dir_lib.resolve_lower_case(model_dir)
         return PreprocessorModule(vocab_file, lower_case=lower_case,
                                   seq_length=export_seq_length(model_dir, head, seq_length))
     if head == "hub_encoder":
         return HubEncoderModule(restore_model(model_dir, "encoder").encoder)
-    restored = restore_model(model_dir, head)
+    restored = restore_model(model_dir, head, dtype=dtype)
     seq_length = export_seq_length(model_dir, head, seq_length)
     if head in _OPTIONAL_PAIR_HEADS:
         return _SERVING_MODULES[head](restored, seq_length, text_pair=text_pair, padding=padding)
     if text_pair:
         logging.info("--head=%s always takes its fixed inputs; text_pair is ignored.", head)
     return _SERVING_MODULES[head](restored, seq_length, padding=padding)
+
+
+def _write_metadata(folder, metadata):
+    with open(os.path.join(folder, METADATA_FILE), "w", encoding="utf-8") as f:
+        json.dump(metadata, f, indent=2)
+        f.write("\n")
+
+
+def read_export_metadata(export_path):
+    """The `export_metadata.json` of an export (head, dtype and its reason, seq_length...)."""
+    with open(os.path.join(export_path, METADATA_FILE), encoding="utf-8") as f:
+        return json.load(f)
 
 
 def save_module(module, export_path):
@@ -93,7 +116,7 @@ def save_module(module, export_path):
 
 def export_saved_model(model_dir, export_dir, head, seq_length=None, version=None,
                        tf_serving_version=op_audit.DEFAULT_TF_SERVING_VERSION, text_pair=False,
-                       padding="longest"):
+                       padding="longest", dtype="float32"):
     """Exports `model_dir` with `head` to `export_dir/<version>/` and audits its ops.
 
     Args:
@@ -109,6 +132,9 @@ def export_saved_model(model_dir, export_dir, head, seq_length=None, version=Non
       text_pair: encoder / classifier only: take `text_a` + `text_b` instead of `text`.
       padding: "longest" (each request packed to its own longest sequence) or "fixed"
         (`seq_length`); see `serving_module`.
+      dtype: "float32", "bfloat16" (weights and matmuls; LayerNorm, softmax and the outputs
+        stay float32) or "auto" (bfloat16 where this machine's CPU has native bfloat16,
+        `precision.resolve_dtype`). The choice and its reason go to `export_metadata.json`.
 
     Returns:
       The path of the written SavedModel.
@@ -132,7 +158,10 @@ def export_saved_model(model_dir, export_dir, head, seq_length=None, version=Non
         raise OutputExistsError(
             f"Export version {export_path} already exists; nothing was overwritten. Pass a new "
             f"--version (existing: {existing_versions(export_dir)}) or omit it to use the next.")
-    module = build_export_module(model_dir, head, seq_length, text_pair, padding)
+    if head in HUB_INTERFACES and dtype == "auto":
+        dtype = "float32"
+    dtype, dtype_reason = resolve_dtype(dtype)
+    module = build_export_module(model_dir, head, seq_length, text_pair, padding, dtype)
     staging = os.path.join(export_dir, f".tmp-{version}-{uuid.uuid4().hex[:8]}")
     try:
         save_module(module, staging)
@@ -142,10 +171,18 @@ def export_saved_model(model_dir, export_dir, head, seq_length=None, version=Non
             raise op_audit.OpAuditError(
                 f"Export of {model_dir} to {export_path} stopped, nothing was written: "
                 f"{error}") from None
+        # TF Serving's --batching_parameters_file, beside saved_model.pb (the server ignores
+        # files it does not know in a version folder).
+        write_batching_parameters(staging)
+        _write_metadata(staging, {
+            "head": head, "dtype": dtype, "dtype_reason": dtype_reason,
+            "seq_length": getattr(module, "seq_length", None), "padding": padding,
+            "text_pair": text_pair, "tf_serving_version": tf_serving_version,
+            "tensorflow_version": tf.__version__, "model_dir": os.path.abspath(model_dir)})
         tf.io.gfile.rename(staging, export_path)
     finally:
         if tf.io.gfile.exists(staging):
             shutil.rmtree(staging, ignore_errors=True)
-    logging.info("Exported %s (--head=%s, %d op types, op audit passed for TF Serving %s) to %s.",
-                 model_dir, head, len(ops), tf_serving_version, export_path)
+    logging.info("Exported %s (--head=%s, --dtype=%s: %s, %d op types, op audit passed for TF Serving %s) to %s.",
+                 model_dir, head, dtype, dtype_reason, len(ops), tf_serving_version, export_path)
     return export_path

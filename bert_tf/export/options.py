@@ -47,3 +47,30 @@ class ExportOptions:
         "Fail unless TF Serving of this release has every op of the export.")
     text_pair: bool = option(False, "encoder/classifier: serving_default takes text_a and "
                              "text_b instead of text.")
+    dtype: str = option(
+        "float32", "Weights and matmuls: float32, bfloat16 (half the size; faster where the "
+        "CPU has native bfloat16: avx512_bf16 / AMX), or auto (bfloat16 if the exporting "
+        "machine's CPU has it, else float32). Recorded in export_metadata.json.",
+        choices=("auto", "float32", "bfloat16"))
+
+
+TFLITE_QUANTIZATIONS = ("none", "dynamic_int8")
+
+
+@dataclasses.dataclass
+class TfliteExportOptions:
+    """Which model directory and head to write as a raw-text `.tflite` model (tools/export_tflite.py)."""
+
+    model_dir: str = option(
+        None, "Model directory (bert_config.json, vocab.txt, checkpoint; model_info.json with "
+        "label_names, do_lower_case and max_seq_length).", required=True)
+    output: str = option(None, "The .tflite file to write (never overwritten).", required=True)
+    head: str = option(
+        None, "What the model computes: encoder (pooled and sequence outputs) or classifier "
+        "(logits, probabilities, label).", choices=EXPORT_HEADS, required=True)
+    quantization: str = option(
+        "none", "none (float32) or dynamic_int8 (int8 weights, activations quantized per "
+        "batch: about 4x smaller and faster on CPUs).", choices=TFLITE_QUANTIZATIONS)
+    seq_length: int = option(
+        None, "Longest packed sequence (default: max_seq_length of model_info.json, else 128).",
+        lower_bound=3)

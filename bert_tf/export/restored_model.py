@@ -18,6 +18,7 @@ import tensorflow as tf
 from absl import logging
 
 from bert_tf import model_dir as model_dir_lib
+from bert_tf.dtype_policy import policy_scope
 from bert_tf.model_dir import HEADS, CheckpointError
 from bert_tf.models import (
     BertClassifier,
@@ -85,13 +86,16 @@ def _label_names(info, num_classes, model_dir):
     return [str(name) for name in names]
 
 
-def restore_model(model_dir, head, do_lower_case=None):
+def restore_model(model_dir, head, do_lower_case=None, dtype="float32"):
     """Builds the model of `head` and restores it from `model_dir`.
 
     Args:
       model_dir: a model directory written by `write_model_dir`.
       head: one of `HEADS`.
       do_lower_case: the caller's casing, checked against `model_info.json`; None takes it.
+      dtype: "float32", or "bfloat16": the model is built under Keras's "bfloat16" policy
+        (weights stored and computed in bfloat16; the LayerNorms stay float32) and given the
+        checkpoint's float32 weights rounded to bfloat16.
 
     Returns:
       A `RestoredModel`.
@@ -116,6 +120,32 @@ def restore_model(model_dir, head, do_lower_case=None):
             f"model_info head: {info.get('head', 'unknown')}). Export a model directory "
             f"fine-tuned for {head}, or use --head=encoder.")
 
+    if dtype not in ("float32", "bfloat16"):
+        raise CheckpointError(f"dtype must be float32 or bfloat16; received {dtype!r}.")
+    model, encoder, items, label_names = _build(head, config, info, objects, shapes, model_dir)
+    model_dir_lib.restore_model_dir(model_dir, **items)
+    if dtype == "bfloat16":
+        float32_model = model
+        with policy_scope("bfloat16"):
+            model, encoder, _, _ = _build(head, config, info, objects, shapes, model_dir)
+        _copy_weights(float32_model, model)
+    return RestoredModel(head=head, model=model, encoder=encoder, vocab_file=vocab_file,
+                         lower_case=lower_case, label_names=label_names,
+                         max_seq_length=info.get("max_seq_length"))
+
+
+def _copy_weights(source, target):
+    """Assigns `source`'s weights to `target`'s (built alike, so in the same order), cast to
+    their dtypes."""
+    if [w.shape for w in source.weights] != [w.shape for w in target.weights]:
+        raise CheckpointError("The bfloat16 model's weights do not line up with the float32 "
+                              "model's.")
+    for source_weight, target_weight in zip(source.weights, target.weights):
+        target_weight.assign(tf.cast(source_weight.value, target_weight.dtype))
+
+
+def _build(head, config, info, objects, shapes, model_dir):
+    """`(model, encoder, checkpoint items, label names)` of `head`, built, not restored."""
     encoder = BertEncoder(config)
     label_names = None
     if head == "encoder":
@@ -138,7 +168,4 @@ def restore_model(model_dir, head, do_lower_case=None):
             # The choice count is only a reshape; serving takes it from the input's shape.
             model = BertMultipleChoice(encoder, num_choices=info.get("num_choices", 2))
         items = model.checkpoint_items()
-    model_dir_lib.restore_model_dir(model_dir, **items)
-    return RestoredModel(head=head, model=model, encoder=encoder, vocab_file=vocab_file,
-                         lower_case=lower_case, label_names=label_names,
-                         max_seq_length=info.get("max_seq_length"))
+    return model, encoder, items, label_names

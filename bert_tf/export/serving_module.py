@@ -43,6 +43,12 @@ def captured_variables(functions, trainable=False):
     return list(variables.values())
 
 
+def float32_outputs(outputs):
+    """Floating outputs as float32: a bfloat16 export keeps float32 signatures for clients."""
+    return {name: tf.cast(value, tf.float32) if value.dtype.is_floating else value
+            for name, value in outputs.items()}
+
+
 class ExportError(UserError, ValueError):
     """An export asked for something the model directory or the serving graph cannot give."""
 
@@ -72,6 +78,8 @@ class BertServingModule(tf.Module):
         # tf.Variable). `signatures()` tracks the tf.Variables the functions read instead.
         # serve_tokenized (set by `signatures()`) is saved as a signature, not as an attribute.
         self._untracked = types.SimpleNamespace(model=restored.model, serve_tokenized=None)
+        # A lone request (batch of one) runs padded, without packing's bookkeeping.
+        restored.encoder.single_sequence_padded = True
         self.preprocessor = BertPreprocessor(
             restored.vocab_file, lower_case=restored.lower_case, seq_length=seq_length,
             padding=padding)
@@ -115,10 +123,10 @@ class BertServingModule(tf.Module):
     def signatures(self):
         """The `{name: concrete function}` dict to pass to `tf.saved_model.save`."""
         def serving_default(**texts):
-            return self.text_outputs(texts)
+            return float32_outputs(self.text_outputs(texts))
 
         def serve_tokenized(**inputs):
-            return self.tokenized_outputs(inputs)
+            return float32_outputs(self.tokenized_outputs(inputs))
 
         tokenized_specs = {name: tf.TensorSpec([None] * self.tokenized_rank, tf.int32, name=name)
                            for name in ENCODER_INPUTS}
@@ -151,7 +159,7 @@ class ClassifierServing(BertServingModule):
     """`logits` and `probabilities [B, C]`, `label` (string `[B]`, from the label names)."""
 
     def tokenized_outputs(self, inputs):
-        logits = self.model(inputs, training=False)
+        logits = tf.cast(self.model(inputs, training=False), tf.float32)  # bf16 exports too
         if len(self.label_names) == 1:  # A regressor: the logit is the prediction.
             return {"logits": logits}
         return {"logits": logits,

@@ -37,6 +37,19 @@ def block_diagonal_mask(sequence_ids):
     return tf.where(same, 0.0, _MASKED)[:, tf.newaxis]
 
 
+def _swap_heads_and_positions(x, training):
+    """`[B, S, N, D]` <-> `[B, N, S, D]`; in inference as a one-operand einsum.
+
+    Same values. With oneDNN on (TensorFlow's x86 default) `tf.transpose` runs as
+    `_MklTranspose`, which costs ~30 µs a call at serving sizes against ~4 µs for the einsum
+    kernel's Eigen permute (24 calls per MiniLM request; docs/design.md, "Serving: batch 1,
+    TFLite, bf16"). Training keeps `tf.transpose`, the op its step was profiled with.
+    """
+    if training:
+        return tf.transpose(x, [0, 2, 1, 3])
+    return tf.einsum("abcd->acbd", x)
+
+
 @keras.saving.register_keras_serializable(package="bert_tf")
 class MultiHeadSelfAttention(keras.layers.Layer):
     """Self-attention over `[B, S, H]` with padded keys masked out (paper §3, Vaswani et al.).
@@ -91,11 +104,11 @@ class MultiHeadSelfAttention(keras.layers.Layer):
             layer.build((None, None, hidden_size))
         self.built = True
 
-    def _split_heads(self, x):
+    def _split_heads(self, x, training=None):
         # Explicit sizes: -1 is ambiguous in a reshape of an empty tensor. One slice of the
         # shape, not two indexings: each costs ~1.5 ms to trace, and this runs 3× per group.
         x = tf.reshape(x, tf.concat([tf.shape(x)[:-1], [self.num_heads, self.head_size]], 0))
-        return tf.transpose(x, [0, 2, 1, 3])  # [B, N, S, D]
+        return _swap_heads_and_positions(x, training)  # [B, N, S, D]
 
     def call(self, hidden_states, input_mask, training=None, packing=None,
              output_positions=None, attention_mask=None):
@@ -133,13 +146,14 @@ class MultiHeadSelfAttention(keras.layers.Layer):
         (default: every position, K = S). `attention_mask` `[B, 1, S, S]` (additive)
         replaces the padding mask of `input_mask`."""
         query_shape = tf.shape(query)
-        query = self._split_heads(query)
-        key = self._split_heads(key)
-        value = self._split_heads(value)
+        query = self._split_heads(query, training)
+        key = self._split_heads(key, training)
+        value = self._split_heads(value, training)
 
         scores = tf.cast(tf.matmul(query, key, transpose_b=True), tf.float32)  # [B, N, K, S]
         if attention_mask is None:
-            allowed = tf.cast(input_mask, tf.bool)[:, tf.newaxis, tf.newaxis, :]  # [B, 1, 1, S]
+            # expand_dims, not [:, None, None, :]: TFLite has no builtin for a new-axis slice.
+            allowed = tf.expand_dims(tf.expand_dims(tf.cast(input_mask, tf.bool), 1), 1)  # [B,1,1,S]
         else:
             if query_positions is not None:  # the mask's rows of the queries: [B, 1, K, S]
                 attention_mask = tf.gather(attention_mask, query_positions, axis=2, batch_dims=1)
@@ -159,7 +173,7 @@ class MultiHeadSelfAttention(keras.layers.Layer):
         probs = self.dropout(probs, training=training)
 
         context = tf.matmul(probs, value)  # [B, N, K, D]
-        context = tf.transpose(context, [0, 2, 1, 3])  # [B, K, N, D]
+        context = _swap_heads_and_positions(context, training)  # [B, K, N, D]
         return tf.reshape(context, query_shape)
 
     def compute_output_shape(self, hidden_states_shape, input_mask_shape=None,

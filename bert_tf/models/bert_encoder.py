@@ -189,6 +189,9 @@ class BertEncoder(keras.Model):
         self.remat = remat
         self.packed_inference = packed_inference
         self.packed_training = packed_training
+        # Serving sets this: a batch of one row skips packing (`_single_sequence`). Off by
+        # default: the extra branch doubles the traced inference graph.
+        self.single_sequence_padded = False
         self.embeddings = embeddings
         self.blocks = blocks
         self.pooler = pooler
@@ -228,16 +231,48 @@ class BertEncoder(keras.Model):
         inputs = self._checked(inputs)
         packing = None
         if self.packed_training if training else self.packed_inference:
-            if POSITION_IDS not in inputs:
+            if POSITION_IDS in inputs:
+                if training:
+                    raise ValueError(
+                        "BertEncoder: rows of several sequences (`input_position_ids`, packed "
+                        "records) and packed_training (--packed_training) do not combine: "
+                        "use --packed_training=false; packed rows have little padding to skip.")
+            elif not training and self.single_sequence_padded and output_positions is None:
+                return tf.cond(tf.shape(inputs["input_mask"])[0] == 1,
+                               lambda: self._single_sequence(inputs),
+                               lambda: self._forward_packed(inputs))
+            else:
                 packing = TokenPacking(inputs["input_mask"])
-            elif training:
-                raise ValueError(
-                    "BertEncoder: rows of several sequences (`input_position_ids`, packed "
-                    "records) and packed_training (--packed_training) do not combine: "
-                    "use --packed_training=false; packed rows have little padding to skip.")
         return _forward(self.embeddings, self.blocks, self.pooler, inputs, training=training,
                         packing=packing, output_positions=output_positions,
                         pooled_positions=pooled_positions)
+
+    def _forward_packed(self, inputs):
+        return _forward(self.embeddings, self.blocks, self.pooler, inputs,
+                        packing=TokenPacking(inputs["input_mask"]))
+
+    def _single_sequence(self, inputs):
+        """Inference on a batch of one row, padded, without packing's bookkeeping.
+
+        One row has no padding to drop but what follows its last real token: the row is cut
+        there, runs padded, and its outputs are zeroed at padding and padded back to the input
+        width, so they equal the packed outputs (within float rounding).
+        """
+        mask = inputs["input_mask"]
+        width = tf.shape(mask)[1]
+        positions = tf.range(1, width + 1)
+        # At least 1: the pooler reads position 0 (zeroed by the mask when it is padding).
+        length = tf.maximum(tf.reduce_max(tf.where(mask[0] > 0, positions, 0)), 1)
+        outputs = _forward(self.embeddings, self.blocks, self.pooler,
+                           {name: value[:, :length] for name, value in inputs.items()})
+        kept = mask[:, :length, tf.newaxis]
+
+        def restore(sequence):  # [1, length, H] -> [1, width, H], zero at padding
+            sequence = sequence * tf.cast(kept, sequence.dtype)
+            return tf.pad(sequence, [[0, 0], [0, width - length], [0, 0]])
+        return {"sequence_output": restore(outputs["sequence_output"]),
+                "pooled_output": outputs["pooled_output"],
+                "encoder_outputs": [restore(x) for x in outputs["encoder_outputs"]]}
 
     @classmethod
     def from_pretrained(cls, model_dir, **kwargs):
