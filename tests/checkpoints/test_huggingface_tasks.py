@@ -1,6 +1,6 @@
 """Hugging Face task folders (BertFor*, PyTorch safetensors and TF h5) against transformers.
 
-The fixtures and references are tools/make_hf_task_fixtures.py's (transformers 4.57.6).
+The fixtures and references are dev/make_hf_task_fixtures.py's (transformers 4.57.6).
 """
 
 import json

@@ -1,6 +1,6 @@
 """Keras task models from Hugging Face task folders: the head, its labels and problem type.
 
-Fixtures and references: tools/make_hf_task_fixtures.py (transformers 4.57.6).
+Fixtures and references: dev/make_hf_task_fixtures.py (transformers 4.57.6).
 """
 
 import json

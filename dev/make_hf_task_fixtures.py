@@ -6,7 +6,7 @@ by the package or `make test`. Install them in a venv of their own:
   python3 -m venv /tmp/hfvenv
   /tmp/hfvenv/bin/pip install torch==2.13.0 'transformers==4.57.6' 'tf-keras==2.21.*' \
       'tensorflow==2.21.*' safetensors==0.5.3
-  /tmp/hfvenv/bin/python tools/make_hf_task_fixtures.py --output_dir=tests/testdata
+  /tmp/hfvenv/bin/python dev/make_hf_task_fixtures.py --output_dir=tests/testdata
 
 Writes `hf_tasks/`, one tiny random model per architecture (hidden 8, 2 layers, a 63-token
 word vocab), saved by transformers:
@@ -34,7 +34,7 @@ references. This part runs with transformers 5 too (PyTorch only), e.g.
       --input=tests/testdata/hf_tasks/token_classification_tf --output_dir=/tmp/md
   python tools/convert_checkpoint.py --from=ours --to=huggingface --input=/tmp/md \
       --output_dir=/tmp/exported
-  /tmp/hf5venv/bin/python tools/make_hf_task_fixtures.py --check_export=/tmp/exported \
+  /tmp/hf5venv/bin/python dev/make_hf_task_fixtures.py --check_export=/tmp/exported \
       --name=token_classification
 
 (transformers 5.17: every architecture loads with no missing or unexpected keys, outputs
