@@ -179,6 +179,22 @@ def write_model_info(model_dir, head=None, do_lower_case=None, max_seq_length=No
         f.write("\n")
 
 
+def read_json_object(path):
+    """The JSON object in the file at `path` (model directories hold untrusted files).
+
+    Raises:
+      CheckpointError: not UTF-8 JSON, or not an object; the message names the file.
+    """
+    with open(path, "rb") as f:
+        try:
+            value = json.loads(f.read().decode("utf-8"))
+        except (UnicodeDecodeError, json.JSONDecodeError) as error:
+            raise CheckpointError(f"{path}: not a JSON file ({error}).") from None
+    if not isinstance(value, dict):
+        raise CheckpointError(f"{path}: expected a JSON object, got {type(value).__name__}.")
+    return value
+
+
 def read_model_info(model_dir):
     """The contents of `model_info.json` (checked), or {} for a directory without one.
 
@@ -190,13 +206,7 @@ def read_model_info(model_dir):
     path = os.path.join(model_dir, MODEL_INFO_NAME)
     if not os.path.exists(path):
         return {}
-    with open(path, "rb") as f:
-        try:
-            info = json.loads(f.read().decode("utf-8"))
-        except (UnicodeDecodeError, json.JSONDecodeError) as error:
-            raise CheckpointError(f"{path}: not a JSON file ({error}).") from None
-    if not isinstance(info, dict):
-        raise CheckpointError(f"{path}: expected a JSON object, got {type(info).__name__}.")
+    info = read_json_object(path)
     if "head" not in info and info.get("task") in HEADS + tuple(_OLD_TASK_NAMES):
         info["head"] = _OLD_TASK_NAMES.get(info["task"], info["task"])
     _checked(info.get("head"), info.get("do_lower_case"), info.get("max_seq_length"), path)

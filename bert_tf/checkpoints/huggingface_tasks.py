@@ -27,7 +27,6 @@ Example:
 """
 
 import dataclasses
-import json
 import os
 
 import keras
@@ -35,7 +34,7 @@ import numpy as np
 from absl import logging
 
 from bert_tf.checkpoints import huggingface, huggingface_h5, weight_map
-from bert_tf.model_dir import CheckpointError, vocab_path, write_model_dir
+from bert_tf.model_dir import CheckpointError, read_json_object, vocab_path, write_model_dir
 from bert_tf.checkpoints.tokenizer_json import read_folder_vocab, write_vocab
 from bert_tf.checkpoints.weight_map import Rule
 from bert_tf.configs import BertConfig
@@ -165,17 +164,6 @@ class HuggingFaceTask:
             model = model_class(self.encoder, self.num_labels, dropout_rate=self.dropout_rate)
         model.head.set_weights(self.task_head.get_weights())
         return model
-
-
-def _load_json(path):
-    with open(path, "rb") as f:
-        try:
-            value = json.loads(f.read().decode("utf-8"))
-        except (UnicodeDecodeError, json.JSONDecodeError) as error:
-            raise CheckpointError(f"{path}: not a JSON file ({error}).") from None
-    if not isinstance(value, dict):
-        raise CheckpointError(f"{path}: expected a JSON object, got {type(value).__name__}.")
-    return value
 
 
 def weights_file(folder):
@@ -322,7 +310,7 @@ def load_huggingface_task(folder):
     config_path = os.path.join(folder, CONFIG_FILE)
     if not os.path.isfile(config_path):
         raise FileNotFoundError(f"No {CONFIG_FILE} in Hugging Face folder {folder}.")
-    values = _load_json(config_path)
+    values = read_json_object(config_path)
     config = BertConfig.from_dict(values, source=config_path)
     source, names = read_tensors(folder)
     architecture = _architecture(values, source, names, config_path)

@@ -15,11 +15,10 @@ Example:
 """
 
 import dataclasses
-import json
 import os
 import tempfile
 
-from bert_tf.model_dir import CheckpointError, choose_lower_case
+from bert_tf.model_dir import CheckpointError, choose_lower_case, read_json_object
 from bert_tf.tokenization import vocab as vocab_lib
 from bert_tf.tokenization.bert_preprocessor import VOCAB_ASSET, BertPreprocessor
 
@@ -61,17 +60,6 @@ class FolderVocab:
                 f.write("\n".join(self.tokens) + "\n")
             preprocessor.load_assets(folder)  # keeps the vocab as bytes, leaves no file
         return preprocessor
-
-
-def _load_json(path):
-    with open(path, "rb") as f:
-        try:
-            value = json.loads(f.read().decode("utf-8"))
-        except (UnicodeDecodeError, json.JSONDecodeError) as error:
-            raise CheckpointError(f"{path}: not a JSON file ({error}).") from None
-    if not isinstance(value, dict):
-        raise CheckpointError(f"{path}: expected a JSON object, got {type(value).__name__}.")
-    return value
 
 
 def _flag(values, key, path):
@@ -117,7 +105,7 @@ def read_tokenizer_json(path):
         other than WordPiece's, or lower-casing without accent stripping (or the reverse).
       VocabError: a vocab lacking BERT's special tokens.
     """
-    values = _load_json(path)
+    values = read_json_object(path)
     model = values.get("model")
     if not isinstance(model, dict) or model.get("type") != "WordPiece":
         kind = model.get("type") if isinstance(model, dict) else None
@@ -166,7 +154,7 @@ def read_folder_vocab(folder):
       CheckpointError, VocabError: an unreadable or contradicting file (named).
     """
     config_path = os.path.join(folder, TOKENIZER_CONFIG_FILE)
-    config = _load_json(config_path) if os.path.isfile(config_path) else {}
+    config = read_json_object(config_path) if os.path.isfile(config_path) else {}
     recorded = _flag(config, "do_lower_case", config_path)
     strip = _flag(config, "strip_accents", config_path)
     if recorded is not None and strip is not None and strip != recorded:

@@ -1,5 +1,6 @@
 """Fixtures of the checkpoint tests: Hugging Face reference outputs and a tiny HF folder."""
 
+import json
 import os
 import shutil
 
@@ -59,3 +60,23 @@ def run_pretrainer():
         return outputs["mlm_logits"].numpy(), outputs["nsp_logits"].numpy()
 
     return run
+
+
+# Hugging Face task folders (BertFor*, PyTorch and TF) and their reference outputs, made by
+# dev/make_hf_task_fixtures.py; shared by tests/checkpoints and tests/keras_tasks.
+HF_TASKS = os.path.join(TESTDATA, "hf_tasks")
+
+
+def folder_of(name, fmt="pt"):
+    return os.path.join(HF_TASKS, f"{name}_{fmt}")
+
+
+@pytest.fixture(scope="module")
+def references():
+    return np.load(os.path.join(TESTDATA, "hf_tasks_reference.npz"))
+
+
+@pytest.fixture(scope="module")
+def meta():
+    with open(os.path.join(TESTDATA, "hf_tasks_reference.json"), encoding="utf-8") as f:
+        return json.load(f)["fixtures"]

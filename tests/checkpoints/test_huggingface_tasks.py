@@ -15,9 +15,8 @@ from safetensors.numpy import load_file, save_file
 from bert_tf.checkpoints.huggingface_tasks import load_huggingface_task
 from bert_tf.model_dir import CheckpointError
 from bert_tf.checkpoints.tokenizer_json import read_folder_vocab, write_vocab
-from tests.checkpoints.conftest import TESTDATA
+from tests.checkpoints.conftest import folder_of
 
-HF_TASKS = os.path.join(TESTDATA, "hf_tasks")
 IDS = ("input_ids", "attention_mask", "token_type_ids")
 
 # (fixture, folder suffixes): every architecture in both formats, the variants in PyTorch.
@@ -27,21 +26,6 @@ FOLDERS = [(name, fmt) for name in ("bert_model", "pretraining", "masked_lm",
            for fmt in ("pt", "tf")] + [
     ("multi_label_classification", "pt"), ("regression", "pt"),
     ("sequence_classification", "sharded_pt")]
-
-
-@pytest.fixture(scope="module")
-def references():
-    return np.load(os.path.join(TESTDATA, "hf_tasks_reference.npz"))
-
-
-@pytest.fixture(scope="module")
-def meta():
-    with open(os.path.join(TESTDATA, "hf_tasks_reference.json"), encoding="utf-8") as f:
-        return json.load(f)["fixtures"]
-
-
-def folder_of(name, fmt="pt"):
-    return os.path.join(HF_TASKS, f"{name}_{fmt}")
 
 
 def run_task(task, ids):

@@ -3,33 +3,15 @@
 Fixtures and references: dev/make_hf_task_fixtures.py (transformers 4.57.6).
 """
 
-import json
 import logging
-import os
 
 import numpy as np
 import pytest
 
 from bert_tf.keras_tasks import MaskedLM, SentenceEncoder, TextClassifier, TokenClassifier
 from bert_tf.keras_tasks.text_inputs import TaskInputError
-from tests.checkpoints.conftest import TESTDATA
+from tests.checkpoints.conftest import folder_of, meta, references  # noqa: F401 (fixtures)
 
-HF_TASKS = os.path.join(TESTDATA, "hf_tasks")
-
-
-@pytest.fixture(scope="module")
-def references():
-    return np.load(os.path.join(TESTDATA, "hf_tasks_reference.npz"))
-
-
-@pytest.fixture(scope="module")
-def meta():
-    with open(os.path.join(TESTDATA, "hf_tasks_reference.json"), encoding="utf-8") as f:
-        return json.load(f)["fixtures"]
-
-
-def folder_of(name, fmt="pt"):
-    return os.path.join(HF_TASKS, f"{name}_{fmt}")
 
 
 @pytest.mark.parametrize("fmt", ["pt", "tf"])
