@@ -11,9 +11,12 @@ r"""Converts BERT checkpoints between google-research TF1, Hugging Face and bert
   # bert_tf model directory -> Hugging Face folder (loads with transformers' BertModel)
   python tools/convert_checkpoint.py --from=ours --to=huggingface \
       --input=/tmp/bert_base --output_dir=/tmp/bert_base_hf
+  # what a folder is (format, architecture, head and labels, vocab, casing); no weights read
+  python tools/convert_checkpoint.py --describe=bert-sst2
 
-A model directory gets a model_info.json with the head it holds and `do_lower_case` (from
---do_lower_case, else the HF folder's tokenizer_config.json, else guessed from the vocab).
+--from defaults to the format found in --input's files. A model directory gets a
+model_info.json with the head it holds and `do_lower_case` (from --do_lower_case, else the
+HF folder's tokenizer_config.json, else guessed from the vocab).
 --output_dir must not exist or be empty; a checkpoint with NaN or Inf weights is refused.
 """
 
@@ -22,8 +25,13 @@ from bert_tf import cli  # first: quiets TensorFlow's C++ start-up lines
 from absl import flags  # noqa: E402
 
 from bert_tf.checkpoints.convert import SOURCES, TARGETS, convert_checkpoint  # noqa: E402
+from bert_tf.checkpoints.describe import describe_folder  # noqa: E402
+from bert_tf.errors import UserError  # noqa: E402
 
-flags.DEFINE_enum("from", None, list(SOURCES), "Format of --input.")
+flags.DEFINE_enum("from", None, list(SOURCES), "Format of --input (default: detected from "
+                  "its files).")
+flags.DEFINE_string("describe", None, "Print what this folder (.keras file, TF checkpoint "
+                    "prefix) is and exit: format, architecture, head, labels, vocab, casing.")
 flags.DEFINE_enum("to", "model_dir", list(TARGETS), "Format written to --output_dir.")
 flags.DEFINE_string("input", None, "HF folder, TF1 checkpoint prefix or model directory.")
 flags.DEFINE_string("bert_config_file", None, "google_research: bert_config.json "
@@ -34,12 +42,17 @@ flags.DEFINE_bool("do_lower_case", None, "--to=model_dir: whether the model is u
                   "(recorded in model_info.json; default: tokenizer_config.json's, else "
                   "guessed from the vocab).")
 flags.DEFINE_string("output_dir", None, "Destination folder; must not exist or be empty.")
-flags.mark_flags_as_required(["from", "input", "output_dir"])
+
 FLAGS = flags.FLAGS
 
 
 def main(argv):
     del argv  # cli.run refuses positional arguments
+    if FLAGS.describe:
+        print(describe_folder(FLAGS.describe))
+        return
+    if not FLAGS.input or not FLAGS.output_dir:
+        raise UserError("--input and --output_dir are required (or --describe=FOLDER).")
     convert_checkpoint(FLAGS["from"].value, FLAGS.input, FLAGS.to, FLAGS.output_dir,
                        bert_config_file=FLAGS.bert_config_file, vocab_file=FLAGS.vocab_file,
                        do_lower_case=FLAGS.do_lower_case)

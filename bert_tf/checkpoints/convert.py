@@ -14,6 +14,7 @@ Example:
 import os
 import tempfile
 
+from bert_tf.checkpoints.describe import detect_format
 from bert_tf.checkpoints.google_research import convert_google_research_checkpoint
 from bert_tf.checkpoints.huggingface_tasks import convert_huggingface_checkpoint
 from bert_tf.checkpoints.huggingface_export import export_huggingface_checkpoint
@@ -32,12 +33,25 @@ def _google_research_to_model_dir(input_path, output_dir, bert_config_file, voca
         vocab_file or os.path.join(folder, "vocab.txt"), output_dir, do_lower_case)
 
 
+def detect_source(input_path):
+    """`(source, input path)` of `input_path` as `describe.detect_format` sees it (a
+    google-research folder becomes its checkpoint prefix)."""
+    fmt, _, prefix = detect_format(input_path)
+    if fmt == "keras":
+        raise CheckpointError(f"{input_path}: a Keras .keras file is not converted; load it "
+                              "with keras.saving.load_model.")
+    if fmt == "google_research":
+        return fmt, prefix
+    return ("ours" if fmt == "model_dir" else "huggingface"), input_path
+
+
 def convert_checkpoint(source, input_path, target, output_dir, bert_config_file=None,
                        vocab_file=None, do_lower_case=None):
     """Converts `input_path` in format `source` into `output_dir` in format `target`.
 
     Args:
-      source: `huggingface`, `google_research` or `ours` (a model directory).
+      source: `huggingface`, `google_research` or `ours` (a model directory); None: what
+        `describe.detect_format` finds.
       input_path: the HF folder, the TF1 checkpoint prefix or the model directory.
       target: `model_dir` or `huggingface`.
       output_dir: destination folder.
@@ -51,6 +65,8 @@ def convert_checkpoint(source, input_path, target, output_dir, bert_config_file=
         damaged, holds NaN/Inf or does not fit its config; FileNotFoundError: missing inputs;
       OutputExistsError: `output_dir` exists and is not empty (nothing is written).
     """
+    if source is None:
+        source, input_path = detect_source(input_path)
     if source not in SOURCES or target not in TARGETS:
         raise CheckpointError(f"Cannot convert from {source!r} to {target!r}: sources are "
                               f"{list(SOURCES)}, targets {list(TARGETS)}.")

@@ -60,6 +60,10 @@ def _weights_files(hf_dir):
             except (json.JSONDecodeError, KeyError, AttributeError) as error:
                 raise CheckpointError(f"{index}: not a safetensors index with a `weight_map` "
                                  f"({error!r}).") from None
+        for shard in shards:
+            if not isinstance(shard, str) or not os.path.isfile(os.path.join(hf_dir, shard)):
+                raise CheckpointError(f"{index} names shard {shard!r}, which is not in "
+                                      f"{hf_dir}; download the missing shard.")
         return [os.path.join(hf_dir, shard) for shard in shards]
     if os.path.exists(os.path.join(hf_dir, "pytorch_model.bin")):
         raise CheckpointError(

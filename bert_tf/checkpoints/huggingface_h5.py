@@ -93,6 +93,11 @@ def read_h5(path):
         raise CheckpointError(f"{path}: not a readable HDF5 file ({error}).") from None
     shapes, copies = {}, {}
     with handle as f:
+        if "layer_names" not in f.attrs and ("vars" in f or "layers" in f):
+            raise CheckpointError(
+                f"{path}: a Keras 3 weights file (`model.save_weights(...weights.h5)`), not "
+                "the tf_model.h5 that transformers' TFBert*.save_pretrained writes; load it "
+                "into the Keras model that saved it (`model.load_weights`).")
         if "layer_names" not in f.attrs:
             raise CheckpointError(
                 f"{path}: no `layer_names` attribute, so not the Keras weights file that "

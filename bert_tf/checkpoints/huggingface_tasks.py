@@ -245,9 +245,59 @@ def _architecture(values, source, names, config_path):
     return architectures[0]
 
 
+def check_model_type(values, config_path):
+    """Refuses a config of another model family (`model_type` roberta, distilbert...)."""
+    model_type = values.get("model_type")
+    if model_type is not None and model_type != "bert":
+        architectures = values.get("architectures")
+        held = f" ({architectures[0]})" if isinstance(architectures, list) and architectures else ""
+        raise CheckpointError(
+            f"{config_path}: model_type {model_type!r}{held}, not BERT; bert_tf reads BERT "
+            "checkpoints (model_type \"bert\") only.")
+
+
+def describe_head(values, source, names, config_path):
+    """What a folder's head is, from `config.json` and tensor shapes alone (no values read).
+
+    Returns:
+      {architecture, head, num_labels, label_names, problem_type, pretraining_heads}; the
+      same checks as `load_huggingface_task` (labels against the head's shape, problem type).
+    """
+    architecture = _architecture(values, source, names, config_path)
+    spec = ARCHITECTURES[architecture]
+    pretraining = [group for group, key in (("masked_lm", "cls.predictions.bias"),
+                                            ("next_sentence", "cls.seq_relationship.weight"))
+                   if names.name(key) in source.shapes]
+    result = {"architecture": architecture, "num_labels": None, "label_names": None,
+              "problem_type": None, "pretraining_heads": pretraining,
+              "head": "pretrainer" if spec.head == "encoder" and pretraining else spec.head}
+    if spec.task_head is not None:
+        kernel = names.head_kernel(spec.task_head)
+        shape = source.shapes.get(kernel)
+        if shape is None:
+            raise CheckpointError(f"Checkpoint {source.where} ({architecture}) lacks "
+                                  f"`{source.label(kernel)}`, its task head.")
+        if len(shape) != 2 or names.units(shape) < 1:
+            raise CheckpointError(f"Checkpoint {source.where}: tensor `{source.label(kernel)}` "
+                                  f"has shape {list(shape)}; a dense kernel has two axes.")
+        units = result["num_labels"] = names.units(shape)
+        if spec.units is None:
+            result["label_names"] = _label_names(values, units, config_path,
+                                                 source.label(kernel))
+            if architecture == "BertForSequenceClassification":
+                result["problem_type"] = _problem_type(values, units, config_path)
+                if result["problem_type"] == "regression":
+                    result["label_names"] = None
+    return result
+
+
 def _label_names(values, num_labels, config_path, kernel):
     """`id2label` as a list, checked against the head's size (transformers' default names
     LABEL_0... when absent)."""
+    declared = values.get("num_labels")
+    if declared is not None and declared != num_labels:
+        raise CheckpointError(f"{config_path}: `num_labels` is {declared!r}, but `{kernel}` has "
+                              f"{num_labels} outputs.")
     id2label = values.get("id2label")
     if id2label is None:
         return [f"LABEL_{i}" for i in range(num_labels)]
@@ -263,6 +313,11 @@ def _label_names(values, num_labels, config_path, kernel):
             raise CheckpointError(f"{config_path}: `id2label` entry {key!r}: {name!r} is not "
                                   "an integer id with a name.")
         names[index] = name
+    missing = [i for i in range(num_labels) if i not in names and i < max(names, default=0)]
+    if missing:  # gaps among the ids named
+        raise CheckpointError(
+            f"{config_path}: `id2label` lacks ids {missing}; `{kernel}` has {num_labels} "
+            f"outputs (ids 0..{num_labels - 1}), each needs a name.")
     if sorted(names) != list(range(num_labels)):
         raise CheckpointError(
             f"{config_path}: `id2label` names ids {sorted(names)}, but `{kernel}` has "
@@ -311,6 +366,7 @@ def load_huggingface_task(folder):
     if not os.path.isfile(config_path):
         raise FileNotFoundError(f"No {CONFIG_FILE} in Hugging Face folder {folder}.")
     values = read_json_object(config_path)
+    check_model_type(values, config_path)
     config = BertConfig.from_dict(values, source=config_path)
     source, names = read_tensors(folder)
     architecture = _architecture(values, source, names, config_path)

@@ -1,6 +1,6 @@
 """Reads any checkpoint folder bert_tf knows into an encoder plus what its tokenizer needs.
 
-Three layouts, told apart by their files:
+Three layouts, told apart by their file names (`checkpoints.describe.detect_format`):
   model directory:  `bert_config.json` + `model.ckpt.*` (+ `vocab.txt`, `model_info.json`);
   Hugging Face:     `config.json` + `model.safetensors` (or a sharded index) or the TF
                     `tf_model.h5` + `vocab.txt` or `tokenizer.json` (any `BertFor*`:
@@ -24,13 +24,11 @@ import tensorflow as tf
 from bert_tf import model_dir as model_dir_lib
 from bert_tf.checkpoints import weight_map
 from bert_tf.checkpoints.google_research import load_google_research_models
-from bert_tf.checkpoints import huggingface_tasks
-from bert_tf.checkpoints.huggingface import CONFIG_FILE
+from bert_tf.checkpoints import describe, huggingface_tasks
 from bert_tf.checkpoints.tokenizer_json import FolderVocab, read_folder_vocab
 from bert_tf.model_dir import CheckpointError, choose_lower_case
 from bert_tf.models import BertEncoder
 
-GOOGLE_RESEARCH_CHECKPOINT = "bert_model.ckpt"
 # The packed length when the folder records none: the entry points' --max_seq_length default.
 DEFAULT_MAX_SEQ_LENGTH = 128
 
@@ -74,10 +72,6 @@ class Pretrained:
                                   padding=padding)
 
 
-def _exists(folder, name):
-    return os.path.exists(os.path.join(folder, name))
-
-
 def _require_vocab(folder):
     vocab_file = os.path.join(folder, model_dir_lib.VOCAB_NAME)
     if not os.path.isfile(vocab_file):
@@ -101,37 +95,25 @@ def _model_dir_models(folder, heads):
 def _read(folder, do_lower_case, heads):
     """(encoder, heads, vocab_file, lower_case, info, model_dir or None, extra `Pretrained`
     fields) of `folder`'s layout."""
-    if os.path.isfile(folder + ".index"):  # a google-research checkpoint prefix
-        folder, prefix = os.path.dirname(folder), folder
-    else:
-        prefix = os.path.join(folder, GOOGLE_RESEARCH_CHECKPOINT)
-    if _exists(folder, model_dir_lib.CONFIG_NAME) and _exists(
-            folder, model_dir_lib.CHECKPOINT_PREFIX + ".index"):
+    fmt, folder, prefix = describe.detect_format(folder)
+    if fmt == "model_dir":
         vocab_file, lower_case = model_dir_lib.resolve_lower_case(folder, do_lower_case)
         return (*_model_dir_models(folder, heads), vocab_file, lower_case,
                 model_dir_lib.read_model_info(folder), folder, {})
-    if _exists(folder, CONFIG_FILE) and (huggingface_tasks.has_weights(folder)
-                                         or _exists(folder, "pytorch_model.bin")):
-        huggingface_tasks.weights_file(folder)  # a pickle-only folder's error first
+    if fmt in describe.HUGGINGFACE_FORMATS:
         vocab = read_folder_vocab(folder)
         lower_case = vocab.choose_lower_case(do_lower_case)
         task = huggingface_tasks.load_huggingface_task(folder)
         return (task.encoder, task.heads, vocab.vocab_file, lower_case, {}, None,
                 {"vocab": vocab, "huggingface": task})
-    if os.path.isfile(prefix + ".index"):
+    if fmt == "google_research":
         vocab_file = _require_vocab(folder)
         lower_case = choose_lower_case(vocab_file, do_lower_case=do_lower_case)
         _, encoder, head_layers = load_google_research_models(
             prefix, os.path.join(folder, model_dir_lib.CONFIG_NAME))
         return encoder, head_layers, vocab_file, lower_case, {}, None, {}
-    if not os.path.exists(folder):
-        raise FileNotFoundError(f"No such checkpoint folder: {folder}")
-    raise CheckpointError(
-        f"{folder} is not a checkpoint folder bert_tf reads: expected a model directory "
-        f"(bert_config.json + model.ckpt), a Hugging Face folder (config.json + "
-        f"model.safetensors or tf_model.h5 + vocab.txt or tokenizer.json) or a "
-        f"google-research one (bert_config.json + "
-        f"bert_model.ckpt + vocab.txt); it holds {sorted(os.listdir(folder))[:10]}.")
+    raise CheckpointError(f"{folder}: a {describe.FORMAT_NAMES[fmt]} is loaded with "
+                          "keras.saving.load_model, not from_pretrained.")
 
 
 def load_pretrained(folder, max_seq_length=None, do_lower_case=None, heads=False):

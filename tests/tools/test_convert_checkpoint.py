@@ -73,7 +73,8 @@ def test_casing_flag_contradicting_tokenizer_config(hf_copy, tmp_path):
 
 @pytest.mark.parametrize("flags, fragments", [
     (["--from=onnx", "--input=x", "--output_dir=y"], ["--from"]),
-    (["--input=x", "--output_dir=y"], ["--from"]),
+    (["--input=x", "--output_dir=y"], ["No such checkpoint folder: x"]),  # --from detected
+    (["--output_dir=y"], ["--input and --output_dir are required", "--describe"]),
     (["--from=huggingface", "--input=/no/such/folder", "--output_dir=y"], ["/no/such/folder"]),
     (["--from=ours", "--to=huggingface", "--input=x", "--output_dir=y", "--do_lower_case"],
      ["does not apply to --to=huggingface"]),
