@@ -43,6 +43,7 @@ FORMAT_NAMES = {
     "huggingface_h5": "Hugging Face TF h5",
     "google_research": "google-research TF1 checkpoint",
 }
+VOCAB_ASSET_HINT = "vocab.txt (an asset inside the file)"
 HUGGINGFACE_FORMATS = ("huggingface", "huggingface_sharded", "huggingface_h5")
 
 
@@ -152,8 +153,8 @@ def detect_format(path):
                           (huggingface_h5.WEIGHTS_FILE, "huggingface_h5")):
             if _exists(path, name):
                 return fmt, path, None
-        if _exists(path, PICKLE_FILE):
-            huggingface._weights_files(path)  # raises the pickle-only error
+    if _exists(path, PICKLE_FILE):
+        huggingface._weights_files(path)  # raises the pickle-only error
     if _exists(path, GOOGLE_RESEARCH_CHECKPOINT + ".index"):
         return "google_research", path, os.path.join(path, GOOGLE_RESEARCH_CHECKPOINT)
     raise _not_a_checkpoint(path)
@@ -213,9 +214,6 @@ def _describe_keras(description, path):
     if isinstance(config, dict):
         description.architecture = config.get("class_name")
     description.weights = [os.path.basename(path)]
-
-
-VOCAB_ASSET_HINT = "vocab.txt (an asset inside the file)"
 
 
 def _describe_huggingface(description, folder):

@@ -103,8 +103,12 @@ def read_h5(path):
                 f"{path}: no `layer_names` attribute, so not the Keras weights file that "
                 "transformers' TFBert*.save_pretrained writes (sharded TF checkpoints are not "
                 "read: save it unsharded or as safetensors).")
-        for layer in f.attrs["layer_names"]:
-            layer = _text(layer)
+        layer_names = [_text(layer) for layer in f.attrs["layer_names"]]
+        if "bert" not in layer_names:  # every TFBert* model's main layer
+            raise CheckpointError(
+                f"{path}: holds layers {layer_names[:6]}, no `bert`: a transformers TF model of "
+                "another architecture (RoBERTa, DistilBERT...), not TFBert*; bert_tf reads BERT.")
+        for layer in layer_names:
             group = f.get(layer)
             if not isinstance(group, h5py.Group):
                 raise CheckpointError(f"{path}: layer `{layer}` of `layer_names` has no group.")

@@ -134,6 +134,15 @@ def test_another_model_family_is_named(tmp_path, model_type, architecture):
     assert os.path.join(folder, "config.json") in message
 
 
+def test_h5_of_another_architecture_names_its_layers(tmp_path):
+    import h5py
+
+    folder = _copy(tmp_path, "sequence_classification", "tf")
+    with h5py.File(os.path.join(folder, "tf_model.h5"), "r+") as f:
+        f.attrs["layer_names"] = [b"roberta", b"classifier"]
+    _refused(folder, r"holds layers \['roberta', 'classifier'\], no `bert`", tmp_path)
+
+
 def test_keras3_weights_file_is_not_a_huggingface_h5(tmp_path):
     import keras
 
@@ -164,6 +173,9 @@ def test_pickle_only_folder_says_how_to_convert(tmp_path):
     (folder / "pytorch_model.bin").write_bytes(b"\x80\x04pickle")
     message = _refused(str(folder), "never unpickles", tmp_path)
     assert "save_pretrained(dir, safe_serialization=True)" in message
+    os.remove(folder / "config.json")
+    with pytest.raises(CheckpointError, match="never unpickles"):
+        describe_folder(str(folder))
 
 
 def test_sharded_index_naming_a_missing_shard(tmp_path):
