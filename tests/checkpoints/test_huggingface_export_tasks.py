@@ -53,7 +53,7 @@ def test_converted_model_dir_records_the_task(tmp_path):
 
 def test_keras_task_models_round_trip(tmp_path):
     from bert_tf.keras_tasks import MaskedLM, TextClassifier, TokenClassifier
-    from tests.checkpoints.test_huggingface_tasks import TESTDATA
+    from tests.checkpoints.conftest import TESTDATA
 
     references = np.load(os.path.join(TESTDATA, "hf_tasks_reference.npz"))
     cases = [(TextClassifier, "multi_label_classification", "pt"),
