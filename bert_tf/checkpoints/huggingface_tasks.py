@@ -256,6 +256,19 @@ def check_model_type(values, config_path):
             "checkpoints (model_type \"bert\") only.")
 
 
+def _task_head_units(source, names, spec, architecture):
+    """`(kernel name, units)` of the folder's task head, its shape checked (one line if not)."""
+    kernel = names.head_kernel(spec.task_head)
+    shape = source.shapes.get(kernel)
+    if shape is None:
+        raise CheckpointError(f"Checkpoint {source.where} ({architecture}) lacks "
+                              f"`{source.label(kernel)}`, its task head.")
+    if len(shape) != 2 or names.units(shape) < 1:
+        raise CheckpointError(f"Checkpoint {source.where}: tensor `{source.label(kernel)}` "
+                              f"has shape {list(shape)}; a dense kernel has two axes.")
+    return kernel, names.units(shape)
+
+
 def describe_head(values, source, names, config_path):
     """What a folder's head is, from `config.json` and tensor shapes alone (no values read).
 
@@ -272,15 +285,8 @@ def describe_head(values, source, names, config_path):
               "problem_type": None, "pretraining_heads": pretraining,
               "head": "pretrainer" if spec.head == "encoder" and pretraining else spec.head}
     if spec.task_head is not None:
-        kernel = names.head_kernel(spec.task_head)
-        shape = source.shapes.get(kernel)
-        if shape is None:
-            raise CheckpointError(f"Checkpoint {source.where} ({architecture}) lacks "
-                                  f"`{source.label(kernel)}`, its task head.")
-        if len(shape) != 2 or names.units(shape) < 1:
-            raise CheckpointError(f"Checkpoint {source.where}: tensor `{source.label(kernel)}` "
-                                  f"has shape {list(shape)}; a dense kernel has two axes.")
-        units = result["num_labels"] = names.units(shape)
+        kernel, units = _task_head_units(source, names, spec, architecture)
+        result["num_labels"] = units
         if spec.units is None:
             result["label_names"] = _label_names(values, units, config_path,
                                                  source.label(kernel))
@@ -396,15 +402,7 @@ def load_huggingface_task(folder):
         weights = {path: w for path, w in weights.items() if not path.startswith("pooler/")}
     task_head, label_names, problem_type = None, None, None
     if spec.task_head is not None:
-        kernel = names.head_kernel(spec.task_head)
-        shape = source.shapes.get(kernel)
-        if shape is None:
-            raise CheckpointError(f"Checkpoint {source.where} ({architecture}) lacks "
-                                  f"`{source.label(kernel)}`, its task head.")
-        if len(shape) != 2 or names.units(shape) < 1:
-            raise CheckpointError(f"Checkpoint {source.where}: tensor `{source.label(kernel)}` "
-                                  f"has shape {list(shape)}; a dense kernel has two axes.")
-        units = names.units(shape)
+        kernel, units = _task_head_units(source, names, spec, architecture)
         if spec.units is not None and units != spec.units:
             raise CheckpointError(
                 f"Checkpoint {source.where}: tensor `{source.label(kernel)}` has {units} "
