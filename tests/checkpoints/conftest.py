@@ -80,3 +80,23 @@ def references():
 def meta():
     with open(os.path.join(TESTDATA, "hf_tasks_reference.json"), encoding="utf-8") as f:
         return json.load(f)["fixtures"]
+
+
+def edit_safetensors(folder, edit):
+    """Applies `edit(tensors)` to the folder's `model.safetensors` (a copy the test owns)."""
+    from safetensors.numpy import load_file, save_file
+
+    path = os.path.join(folder, "model.safetensors")
+    tensors = load_file(path)
+    edit(tensors)
+    save_file(tensors, path, metadata={"format": "pt"})
+
+
+def edit_config(folder, **changes):
+    """Updates the folder's `config.json` with `changes`."""
+    path = os.path.join(folder, "config.json")
+    with open(path) as f:
+        config = json.load(f)
+    config.update(changes)
+    with open(path, "w") as f:
+        json.dump(config, f)

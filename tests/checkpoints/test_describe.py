@@ -16,7 +16,8 @@ from bert_tf.checkpoints.huggingface_tasks import load_huggingface_task
 from bert_tf.keras_tasks.pretrained import load_pretrained
 from bert_tf.model_dir import CheckpointError
 from tests.checkpoints.conftest import folder_of
-from tests.checkpoints.test_huggingface_tasks import FOLDERS, _copy, _edit_config
+from tests.checkpoints.conftest import edit_config
+from tests.checkpoints.test_huggingface_tasks import FOLDERS, _copy
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 TOOL = os.path.join(ROOT, "tools", "convert_checkpoint.py")
@@ -128,7 +129,7 @@ def _refused(folder, match, tmp_path):
     ("distilbert", "DistilBertForSequenceClassification")])
 def test_another_model_family_is_named(tmp_path, model_type, architecture):
     folder = _copy(tmp_path, "sequence_classification", "tf")
-    _edit_config(folder, model_type=model_type, architectures=[architecture])
+    edit_config(folder, model_type=model_type, architectures=[architecture])
     message = _refused(folder, f"model_type '{model_type}' \\({architecture}\\), not BERT",
                        tmp_path)
     assert os.path.join(folder, "config.json") in message
@@ -155,13 +156,13 @@ def test_keras3_weights_file_is_not_a_huggingface_h5(tmp_path):
 
 def test_num_labels_unlike_the_head(tmp_path):
     folder = _copy(tmp_path, "sequence_classification")
-    _edit_config(folder, num_labels=2)
+    edit_config(folder, num_labels=2)
     _refused(folder, r"`num_labels` is 2, but `classifier.weight` has 3 outputs", tmp_path)
 
 
 def test_id2label_with_a_missing_index(tmp_path):
     folder = _copy(tmp_path, "token_classification", "tf")
-    _edit_config(folder, id2label={"0": "O", "1": "B-PER", "3": "B-LOC", "4": "I-LOC"})
+    edit_config(folder, id2label={"0": "O", "1": "B-PER", "3": "B-LOC", "4": "I-LOC"})
     _refused(folder, r"`id2label` lacks ids \[2\]", tmp_path)
 
 

@@ -13,25 +13,9 @@ from bert_tf.checkpoints.huggingface_tasks import convert_huggingface_checkpoint
 from bert_tf.checkpoints.huggingface_export import export_huggingface_checkpoint
 from bert_tf.configs import BertConfig
 from bert_tf.models.bert_encoder import BertEncoder
+from tests.checkpoints.conftest import edit_config, edit_safetensors
 
 WEIGHTS = "model.safetensors"
-
-
-def _rewrite(hf_dir, edit):
-    """Applies `edit(tensors)` to the folder's safetensors file."""
-    path = os.path.join(hf_dir, WEIGHTS)
-    tensors = load_file(path)
-    edit(tensors)
-    save_file(tensors, path, metadata={"format": "pt"})
-
-
-def _edit_config(hf_dir, **changes):
-    path = os.path.join(hf_dir, "config.json")
-    with open(path) as f:
-        config = json.load(f)
-    config.update(changes)
-    with open(path, "w") as f:
-        json.dump(config, f)
 
 
 def test_minilm_matches_transformers(minilm_model_dir, minilm_reference, run_encoder):
@@ -107,26 +91,26 @@ def test_export_of_a_model_object(tmp_path):
 
 
 def test_shape_not_matching_config_names_tensor(tiny_hf_dir):
-    _edit_config(tiny_hf_dir, intermediate_size=40)
+    edit_config(tiny_hf_dir, intermediate_size=40)
     with pytest.raises(ValueError, match=r"`encoder\.layer\.0\.intermediate\.dense\.weight` "
                                          r"has shape \[37, 32\].*needs \[40, 32\]"):
         load_huggingface_encoder(tiny_hf_dir)
 
 
 def test_unused_tensor_is_named(tiny_hf_dir):
-    _rewrite(tiny_hf_dir, lambda t: t.update({"classifier.weight": np.zeros((3, 32), "f4")}))
+    edit_safetensors(tiny_hf_dir, lambda t: t.update({"classifier.weight": np.zeros((3, 32), "f4")}))
     with pytest.raises(ValueError, match=r"map to no model weight: \['classifier\.weight'\]"):
         load_huggingface_encoder(tiny_hf_dir)
 
 
 def test_fewer_layers_in_config_leaves_tensors_unused(tiny_hf_dir):
-    _edit_config(tiny_hf_dir, num_hidden_layers=1)
+    edit_config(tiny_hf_dir, num_hidden_layers=1)
     with pytest.raises(ValueError, match=r"encoder\.layer\.1\.attention\.output\.LayerNorm"):
         load_huggingface_encoder(tiny_hf_dir)
 
 
 def test_missing_tensor_names_weight_left_unset(tiny_hf_dir):
-    _rewrite(tiny_hf_dir, lambda t: t.pop("bert.encoder.layer.1.output.LayerNorm.bias"))
+    edit_safetensors(tiny_hf_dir, lambda t: t.pop("bert.encoder.layer.1.output.LayerNorm.bias"))
     with pytest.raises(ValueError, match=r"encoder\.layer\.1\.output\.LayerNorm\.bias "
                                          r"\(for layer_1/output_layer_norm/beta\)"):
         load_huggingface_encoder(tiny_hf_dir)
@@ -137,9 +121,9 @@ def test_tied_decoder_copy_must_equal_embeddings(tiny_hf_dir):
         tensors["cls.predictions.decoder.weight"] = (
             tensors["bert.embeddings.word_embeddings.weight"] + offset)
 
-    _rewrite(tiny_hf_dir, lambda t: add_copy(t, 0.0))
+    edit_safetensors(tiny_hf_dir, lambda t: add_copy(t, 0.0))
     load_huggingface_encoder(tiny_hf_dir)  # an equal copy is a documented extra
-    _rewrite(tiny_hf_dir, lambda t: add_copy(t, 1.0))
+    edit_safetensors(tiny_hf_dir, lambda t: add_copy(t, 1.0))
     with pytest.raises(ValueError, match="cls.predictions.decoder.weight` differs"):
         load_huggingface_encoder(tiny_hf_dir)
 
@@ -177,7 +161,7 @@ def test_bfloat16_checkpoint_reads_as_float32(tiny_hf_dir):
     import ml_dtypes
 
     original = load_file(os.path.join(tiny_hf_dir, WEIGHTS))
-    _rewrite(tiny_hf_dir, lambda t: t.update(
+    edit_safetensors(tiny_hf_dir, lambda t: t.update(
         {name: value.astype(ml_dtypes.bfloat16) for name, value in t.items()}))
     with safe_open(os.path.join(tiny_hf_dir, WEIGHTS), "np") as f:
         assert f.get_slice("cls.predictions.bias").get_dtype() == "BF16"

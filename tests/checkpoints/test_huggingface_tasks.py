@@ -10,12 +10,11 @@ import shutil
 import numpy as np
 import pytest
 import tensorflow as tf
-from safetensors.numpy import load_file, save_file
 
 from bert_tf.checkpoints.huggingface_tasks import load_huggingface_task
 from bert_tf.model_dir import CheckpointError
 from bert_tf.checkpoints.tokenizer_json import read_folder_vocab, write_vocab
-from tests.checkpoints.conftest import folder_of
+from tests.checkpoints.conftest import edit_config, edit_safetensors, folder_of
 
 IDS = ("input_ids", "attention_mask", "token_type_ids")
 
@@ -142,22 +141,6 @@ def _copy(tmp_path, name, fmt="pt"):
     return str(folder)
 
 
-def _edit_safetensors(folder, edit):
-    path = os.path.join(folder, "model.safetensors")
-    tensors = load_file(path)
-    edit(tensors)
-    save_file(tensors, path, metadata={"format": "pt"})
-
-
-def _edit_config(folder, **changes):
-    path = os.path.join(folder, "config.json")
-    with open(path) as f:
-        config = json.load(f)
-    config.update(changes)
-    with open(path, "w") as f:
-        json.dump(config, f)
-
-
 def _one_line_error(folder, match):
     with pytest.raises(CheckpointError, match=match) as error:
         load_huggingface_task(folder)
@@ -167,14 +150,14 @@ def _one_line_error(folder, match):
 
 def test_unknown_architecture(tmp_path):
     folder = _copy(tmp_path, "sequence_classification")
-    _edit_config(folder, architectures=["BertForNextSentencePrediction"])
+    edit_config(folder, architectures=["BertForNextSentencePrediction"])
     message = _one_line_error(folder, "BertForNextSentencePrediction")
     assert os.path.join(folder, "config.json") in message
 
 
 def test_head_of_the_wrong_shape(tmp_path):
     folder = _copy(tmp_path, "sequence_classification")
-    _edit_safetensors(folder, lambda t: t.update(
+    edit_safetensors(folder, lambda t: t.update(
         {"classifier.weight": np.zeros([3, 5], np.float32)}))
     message = _one_line_error(folder, r"`classifier.weight` has shape \[3, 5\]")
     assert os.path.join(folder, "model.safetensors") in message
@@ -182,10 +165,10 @@ def test_head_of_the_wrong_shape(tmp_path):
 
 def test_missing_weights(tmp_path):
     folder = _copy(tmp_path, "token_classification")
-    _edit_safetensors(folder, lambda t: t.pop("classifier.bias"))
+    edit_safetensors(folder, lambda t: t.pop("classifier.bias"))
     _one_line_error(folder, "lacks tensor.*classifier.bias")
     folder = _copy(tmp_path, "question_answering")
-    _edit_safetensors(folder, lambda t: t.pop("qa_outputs.weight"))
+    edit_safetensors(folder, lambda t: t.pop("qa_outputs.weight"))
     _one_line_error(folder, "lacks `qa_outputs.weight`, its task head")
 
 
@@ -208,15 +191,15 @@ def test_h5_errors_name_the_tf_weight(tmp_path):
 
 def test_labels_unlike_the_head(tmp_path):
     folder = _copy(tmp_path, "sequence_classification")
-    _edit_config(folder, id2label={"0": "a", "1": "b"})
+    edit_config(folder, id2label={"0": "a", "1": "b"})
     _one_line_error(folder, r"`id2label` names ids \[0, 1\], but `classifier.weight` has 3")
-    _edit_config(folder, id2label={"0": "a", "1": "b", "2": "c"}, problem_type="regression")
+    edit_config(folder, id2label={"0": "a", "1": "b", "2": "c"}, problem_type="regression")
     _one_line_error(folder, "problem_type")
 
 
 def test_pooler_required_where_the_head_reads_it(tmp_path):
     folder = _copy(tmp_path, "multiple_choice")
-    _edit_safetensors(folder, lambda t: [t.pop(k) for k in list(t) if "pooler" in k])
+    edit_safetensors(folder, lambda t: [t.pop(k) for k in list(t) if "pooler" in k])
     _one_line_error(folder, "lacks `pooler.dense.weight`")
 
 
