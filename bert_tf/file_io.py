@@ -1,7 +1,7 @@
 """The few `tf.io.gfile` calls of text-only code, without importing TensorFlow for local paths.
 
 Tools that only read and write text (`tools/prepare_corpus.py`, `tools/prepare_text_folders.py`)
-and the readers under them (`tasks/table_reader.py`, `data/document_reader.py`) accept a path
+and the readers under them (`finetuning/table_reader.py`, `data/document_reader.py`) accept a path
 on any filesystem `tf.io.gfile` reads (`gs://`, `hdfs://`, `ram://`). Importing TensorFlow for
 that costs ~4 s of CPU per process, more than such a tool's whole run, so a local path goes
 through Python's own `os`, `glob` and `open` (which gfile itself calls for local files) and

@@ -22,8 +22,8 @@ import tensorflow as tf  # noqa: E402
 from absl import flags, logging  # noqa: E402
 
 from bert_tf.options import OptionError  # noqa: E402
-from bert_tf.tasks.finetuning import check_run, num_train_steps, run_finetuning  # noqa: E402
-from bert_tf.tasks.options import (RESUMABLE_CHANGES, FinetuningOptions,  # noqa: E402
+from bert_tf.finetuning.driver import check_run, num_train_steps, run_finetuning  # noqa: E402
+from bert_tf.finetuning.options import (RESUMABLE_CHANGES, FinetuningOptions,  # noqa: E402
                                    check_finetuning_options)
 from bert_tf.training.run_directory import release_output_dir, write_settings  # noqa: E402
 

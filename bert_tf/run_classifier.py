@@ -19,8 +19,8 @@ from absl import flags  # noqa: E402
 
 from bert_tf.model_dir import read_model_info  # noqa: E402
 from bert_tf.options import OptionError  # noqa: E402
-from bert_tf.tasks import glue, sentence_task  # noqa: E402
-from bert_tf.tasks.adapters import classifier_adapter  # noqa: E402
+from bert_tf.finetuning import glue, sentence_task  # noqa: E402
+from bert_tf.finetuning.adapters import classifier_adapter  # noqa: E402
 from bert_tf.tokenization.bert_preprocessor import BertPreprocessor  # noqa: E402
 
 finetuning_cli.define_flags()

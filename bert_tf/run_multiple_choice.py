@@ -14,8 +14,8 @@ from bert_tf import finetuning_cli  # first: it quiets TensorFlow before TensorF
 from absl import flags  # noqa: E402
 
 from bert_tf.options import OptionError  # noqa: E402
-from bert_tf.tasks import swag  # noqa: E402
-from bert_tf.tasks.adapters import choice_adapter  # noqa: E402
+from bert_tf.finetuning import swag  # noqa: E402
+from bert_tf.finetuning.adapters import choice_adapter  # noqa: E402
 from bert_tf.tokenization.bert_preprocessor import BertPreprocessor  # noqa: E402
 
 finetuning_cli.define_flags()

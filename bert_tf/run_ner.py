@@ -18,8 +18,8 @@ from absl import flags  # noqa: E402
 
 from bert_tf.model_dir import read_model_info  # noqa: E402
 from bert_tf.options import OptionError  # noqa: E402
-from bert_tf.tasks import conll  # noqa: E402
-from bert_tf.tasks.adapters import tagger_adapter  # noqa: E402
+from bert_tf.finetuning import conll  # noqa: E402
+from bert_tf.finetuning.adapters import tagger_adapter  # noqa: E402
 from bert_tf.tokenization.bert_tokenizer import BertTokenizer  # noqa: E402
 
 finetuning_cli.define_flags()

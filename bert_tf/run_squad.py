@@ -16,8 +16,8 @@ from bert_tf import finetuning_cli  # first: it quiets TensorFlow before TensorF
 from absl import flags  # noqa: E402
 
 from bert_tf.options import OptionError  # noqa: E402
-from bert_tf.tasks import squad_features, squad_reader  # noqa: E402
-from bert_tf.tasks.adapters import squad_adapter  # noqa: E402
+from bert_tf.finetuning import squad_features, squad_reader  # noqa: E402
+from bert_tf.finetuning.adapters import squad_adapter  # noqa: E402
 from bert_tf.tokenization.bert_tokenizer import BertTokenizer  # noqa: E402
 
 finetuning_cli.define_flags(defaults={"max_seq_length": 384})

@@ -33,7 +33,7 @@ def _conlleval():
 
 
 def read_conll(path):
-    """(words, tags) per sentence, as `bert_tf.tasks.conll.read_conll` reads them."""
+    """(words, tags) per sentence, as `bert_tf.finetuning.conll.read_conll` reads them."""
     sentences, words, tags = [], [], []
     with open(path, encoding="utf-8", newline="") as f:  # lines end at "\n" only, as ours
         for line in f.read().split("\n") + [""]:
@@ -50,7 +50,7 @@ def read_conll(path):
 
 
 def split(sentences, dev_fraction, seed):
-    """`bert_tf.tasks.conll.split_sentences`: a seeded numpy permutation, the tail is dev."""
+    """`bert_tf.finetuning.conll.split_sentences`: a seeded numpy permutation, the tail is dev."""
     order = np.random.default_rng(seed).permutation(len(sentences))
     cut = len(order) - int(round(dev_fraction * len(order)))
     return [sentences[i] for i in order[:cut]], [sentences[i] for i in order[cut:]]

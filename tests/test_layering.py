@@ -20,7 +20,7 @@ LEVELS = {
     "errors": 0, "options": 1, "dtype_policy": 1, "file_io": 1,
     "configs": 2, "tokenization": 2, "layers": 3, "model_dir": 3, "models": 4,
     "metrics": 5, "checkpoints": 6, "data": 6,
-    "training": 7, "inference": 7, "export": 7, "tasks": 8,
+    "training": 7, "inference": 7, "export": 7, "finetuning": 8,
     "reporting": 9, "keras_tasks": 9,
     "cli": 11, "finetuning_cli": 12, "run_": 13,  # entry points: run_*.py
 }

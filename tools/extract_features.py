@@ -19,7 +19,7 @@ from absl import flags  # noqa: E402
 from bert_tf import model_dir as model_dir_lib  # noqa: E402
 from bert_tf.errors import UserError  # noqa: E402
 from bert_tf.file_io import refuse_existing  # noqa: E402
-from bert_tf.tasks.feature_extraction import extract_features, read_input_lines  # noqa: E402
+from bert_tf.finetuning.feature_extraction import extract_features, read_input_lines  # noqa: E402
 
 DEFAULT_SEQ_LENGTH = 128
 

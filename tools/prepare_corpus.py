@@ -33,7 +33,7 @@ from absl import flags  # noqa: E402
 from bert_tf.file_io import refuse_existing  # noqa: E402
 from bert_tf.data import sentence_splitter  # noqa: E402
 from bert_tf.data.document_reader import InputError  # noqa: E402
-from bert_tf.tasks.table_reader import read_text, split_lines  # noqa: E402
+from bert_tf.finetuning.table_reader import read_text, split_lines  # noqa: E402
 
 OUTPUT_NAMES = ("train.txt.gz", "heldout.txt.gz")
 

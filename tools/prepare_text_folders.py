@@ -14,7 +14,7 @@ from bert_tf import cli  # first: quiets TensorFlow's C++ start-up lines
 from absl import flags  # noqa: E402
 
 from bert_tf.file_io import refuse_existing  # noqa: E402
-from bert_tf.tasks.text_folders import read_class_folders, write_jsonl_split  # noqa: E402
+from bert_tf.finetuning.text_folders import read_class_folders, write_jsonl_split  # noqa: E402
 
 OUTPUT_NAMES = ("train.jsonl", "dev.jsonl")
 

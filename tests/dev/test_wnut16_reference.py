@@ -12,7 +12,7 @@ import subprocess
 
 import pytest
 
-from bert_tf.tasks import conll
+from bert_tf.finetuning import conll
 from tests.tools.conftest import REPO
 
 REFERENCE_PYTHON = os.path.join(REPO, ".venv-ref", "bin", "python")

@@ -12,7 +12,7 @@ import runpy
 import numpy as np
 import pytest
 
-from bert_tf.tasks import text_folders
+from bert_tf.finetuning import text_folders
 
 EXAMPLE = pathlib.Path(__file__).with_name("readme_fit_example.py")
 

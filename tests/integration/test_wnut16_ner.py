@@ -9,10 +9,10 @@ import os
 
 import pytest
 
-from bert_tf.tasks import conll
-from bert_tf.tasks.adapters import tagger_adapter
-from bert_tf.tasks.finetuning import run_finetuning
-from bert_tf.tasks.options import FinetuningOptions
+from bert_tf.finetuning import conll
+from bert_tf.finetuning.adapters import tagger_adapter
+from bert_tf.finetuning.driver import run_finetuning
+from bert_tf.finetuning.options import FinetuningOptions
 from bert_tf.tokenization.bert_tokenizer import BertTokenizer
 
 

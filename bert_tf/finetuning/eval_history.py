@@ -9,7 +9,7 @@ import os
 
 import tensorflow as tf
 
-from bert_tf.tasks.table_reader import DataError
+from bert_tf.finetuning.table_reader import DataError
 
 HISTORY_FILE = "eval_history.json"
 

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from bert_tf.tasks.length_bucketing import length_sorted_batches, trim_to_longest
+from bert_tf.finetuning.length_bucketing import length_sorted_batches, trim_to_longest
 
 N, BATCH, WINDOW = 1000, 10, 20
 

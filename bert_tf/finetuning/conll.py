@@ -15,8 +15,8 @@ import tensorflow as tf
 from absl import logging
 
 from bert_tf.errors import require_extra
-from bert_tf.tasks.table_reader import DataError, read_text, split_lines
-from bert_tf.tasks.text_batches import feature_batches
+from bert_tf.finetuning.table_reader import DataError, read_text, split_lines
+from bert_tf.finetuning.text_batches import feature_batches
 
 IGNORE = -1
 _SEPARATORS = re.compile(r"[ \t]+")

@@ -11,7 +11,7 @@ its own longest sequence, so results line up with the examples without any reord
 
 import tensorflow as tf
 
-from bert_tf.tasks.length_bucketing import length_sorted_batches, trim_to_longest
+from bert_tf.finetuning.length_bucketing import length_sorted_batches, trim_to_longest
 
 
 def batches(elements, count, pack, batch_size, training=False, seed=0, skip_batches=0,

@@ -12,8 +12,8 @@ import numpy as np
 import tensorflow as tf
 
 from bert_tf.layers.traced_call import traced_call
-from bert_tf.tasks.table_reader import DataError, read_rows
-from bert_tf.tasks.text_batches import text_batches
+from bert_tf.finetuning.table_reader import DataError, read_rows
+from bert_tf.finetuning.text_batches import text_batches
 
 NUM_CHOICES = 4
 

@@ -12,9 +12,9 @@ import tensorflow as tf
 
 from bert_tf import metrics as metrics_lib
 from bert_tf.models import BertClassifier, BertMultipleChoice, BertSpanLabeler, BertTokenClassifier
-from bert_tf.tasks import conll, sentence_task, squad_features, squad_postprocess, swag
-from bert_tf.tasks.task_adapter import TaskAdapter, predict_outputs
-from bert_tf.tasks.glue import write_submission
+from bert_tf.finetuning import conll, sentence_task, squad_features, squad_postprocess, swag
+from bert_tf.finetuning.task_adapter import TaskAdapter, predict_outputs
+from bert_tf.finetuning.glue import write_submission
 from bert_tf.training.accuracy import top1_correct
 
 

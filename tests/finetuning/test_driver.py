@@ -8,12 +8,12 @@ from bert_tf.model_dir import write_model_dir
 from bert_tf.configs import BertConfig
 from bert_tf.models import BertClassifier
 from bert_tf.models.bert_encoder import BertEncoder
-from bert_tf.tasks import eval_history, finetuning
-from bert_tf.tasks.adapters import classifier_adapter
-from bert_tf.tasks.glue import glue_task
-from bert_tf.tasks.options import FinetuningOptions
-from bert_tf.tasks.table_reader import DataError
-from bert_tf.tasks.task_adapter import TaskAdapter
+from bert_tf.finetuning import eval_history, finetuning
+from bert_tf.finetuning.adapters import classifier_adapter
+from bert_tf.finetuning.glue import glue_task
+from bert_tf.finetuning.options import FinetuningOptions
+from bert_tf.finetuning.table_reader import DataError
+from bert_tf.finetuning.task_adapter import TaskAdapter
 
 CONFIG = BertConfig(vocab_size=40, hidden_size=8, num_hidden_layers=1, num_attention_heads=2,
                     intermediate_size=16)

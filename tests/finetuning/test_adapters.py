@@ -8,11 +8,11 @@ import numpy as np
 import pytest
 
 from bert_tf.model_dir import read_model_info
-from bert_tf.tasks import conll, squad_features, squad_reader, swag
-from bert_tf.tasks.adapters import _tagging_loss, choice_adapter, squad_adapter, tagger_adapter
-from bert_tf.tasks.finetuning import run_finetuning
-from bert_tf.tasks.options import FinetuningOptions
-from bert_tf.tasks.table_reader import DataError
+from bert_tf.finetuning import conll, squad_features, squad_reader, swag
+from bert_tf.finetuning.adapters import _tagging_loss, choice_adapter, squad_adapter, tagger_adapter
+from bert_tf.finetuning.driver import run_finetuning
+from bert_tf.finetuning.options import FinetuningOptions
+from bert_tf.finetuning.table_reader import DataError
 from bert_tf.tokenization.bert_preprocessor import BertPreprocessor
 from bert_tf.tokenization.bert_tokenizer import BertTokenizer
 

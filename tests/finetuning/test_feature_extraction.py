@@ -9,8 +9,8 @@ import pytest
 from bert_tf.model_dir import write_model_dir
 from bert_tf.configs import BertConfig
 from bert_tf.models.bert_encoder import BertEncoder
-from bert_tf.tasks.feature_extraction import extract_features, read_input_lines
-from bert_tf.tasks.table_reader import DataError
+from bert_tf.finetuning.feature_extraction import extract_features, read_input_lines
+from bert_tf.finetuning.table_reader import DataError
 from bert_tf.tokenization.bert_preprocessor import BertPreprocessor
 
 

@@ -7,12 +7,12 @@ import numpy as np
 import tensorflow as tf
 
 from bert_tf.layers.traced_call import traced_call
-from bert_tf.tasks.table_reader import DataError
+from bert_tf.finetuning.table_reader import DataError
 
 
 @dataclasses.dataclass
 class TaskAdapter:
-    """What one task gives the driver (`bert_tf.tasks.finetuning.run_finetuning`).
+    """What one task gives the driver (`bert_tf.finetuning.driver.run_finetuning`).
 
     Attributes:
       info: JSON extras for the model directory, e.g. `{"head": "classifier",

@@ -7,7 +7,7 @@ import os
 import numpy as np
 
 from bert_tf import file_io
-from bert_tf.tasks.table_reader import DataError
+from bert_tf.finetuning.table_reader import DataError
 
 
 def _read_text(path):

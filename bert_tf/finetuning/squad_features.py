@@ -14,8 +14,8 @@ import numpy as np
 import tensorflow as tf
 from absl import logging
 
-from bert_tf.tasks.table_reader import DataError
-from bert_tf.tasks.text_batches import feature_batches
+from bert_tf.finetuning.table_reader import DataError
+from bert_tf.finetuning.text_batches import feature_batches
 
 _TOKENIZE_BATCH = 256
 _FEATURE_NAMES = ("input_word_ids", "input_type_ids", "input_mask", "start_positions",

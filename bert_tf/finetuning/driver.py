@@ -21,8 +21,8 @@ from bert_tf.dtype_policy import policy_scope
 from bert_tf.errors import UserError
 from bert_tf.model_dir import read_config, read_model_info, restore_model_dir, write_model_dir
 from bert_tf.models.bert_encoder import BertEncoder
-from bert_tf.tasks.eval_history import best_metric, load_history, save_history
-from bert_tf.tasks.options import MODEL_SUBDIR, check_finetuning_options
+from bert_tf.finetuning.eval_history import best_metric, load_history, save_history
+from bert_tf.finetuning.options import MODEL_SUBDIR, check_finetuning_options
 from bert_tf.training.checkpointing import disk_full_is_a_user_error, variables_bytes
 from bert_tf.training.distribution import get_strategy
 from bert_tf.training.optimization import create_optimizer

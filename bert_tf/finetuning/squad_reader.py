@@ -6,7 +6,7 @@ import json
 from absl import logging
 
 from bert_tf.errors import require_extra
-from bert_tf.tasks.table_reader import DataError, read_text
+from bert_tf.finetuning.table_reader import DataError, read_text
 
 
 @dataclasses.dataclass

@@ -5,8 +5,8 @@ import sys
 import pytest
 
 from bert_tf.errors import UserError
-from bert_tf.tasks import glue, sentence_task
-from bert_tf.tasks.table_reader import DataError
+from bert_tf.finetuning import glue, sentence_task
+from bert_tf.finetuning.table_reader import DataError
 
 _MNLI = ("index\tpromptID\tpairID\tgenre\tsentence1_binary_parse\tsentence2_binary_parse\t"
          "sentence1_parse\tsentence2_parse\tsentence1\tsentence2")

@@ -10,7 +10,7 @@ from bert_tf.configs import BertConfig
 from bert_tf.models.bert_encoder import BertEncoder
 from bert_tf.errors import UserError
 from bert_tf.options import OptionError
-from bert_tf.tasks.options import FinetuningOptions, check_finetuning_options
+from bert_tf.finetuning.options import FinetuningOptions, check_finetuning_options
 
 CONFIG = BertConfig(vocab_size=40, hidden_size=8, num_hidden_layers=1, num_attention_heads=2,
                     intermediate_size=16, max_position_embeddings=64)
