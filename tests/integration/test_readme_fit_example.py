@@ -1,6 +1,6 @@
-"""Runs the README's `model.fit` example verbatim on a BBC News subset and the real MiniLM.
+"""Runs docs/fine_tuning.md's `model.fit` example verbatim on a BBC News subset and real MiniLM.
 
-The example file is the README's code block; here only its inputs are smaller (a class-balanced
+The example file is the page's code block; here only its inputs are smaller (a class-balanced
 subset of the 80/20 seed-0 split) so that it fits the CI budget.
 """
 
@@ -36,7 +36,7 @@ def bbc_subset(directory, train_per_class, dev_per_class):
 
 
 @pytest.mark.slow
-def test_readme_fit_example_runs_verbatim(minilm_model_dir, tmp_path, monkeypatch, capsys):
+def test_fit_example_runs_verbatim(minilm_model_dir, tmp_path, monkeypatch, capsys):
     bbc_subset(tmp_path, train_per_class=32, dev_per_class=16)
     os.symlink(minilm_model_dir, tmp_path / "minilm")
     monkeypatch.chdir(tmp_path)

@@ -186,8 +186,8 @@ def test_phase_2_may_change_dropout(tmp_path, phase_1_model_dir):
 
 
 def test_the_readme_shows_these_runs():
-    """README "Two phases, as the paper" gives the commands this test runs, flag for flag."""
-    readme = open(os.path.join(ROOT, "README.md"), encoding="utf-8").read()
+    """docs/pretraining.md, "Two phases, as the paper": this test's commands, flag for flag."""
+    readme = open(os.path.join(ROOT, "docs", "pretraining.md"), encoding="utf-8").read()
     block = re.search(r"## Two phases, as the paper\n.*?```\n(.*?)```", readme, flags=re.S).group(1)
     lines = [line for line in block.split("\n") if not line.startswith("#")]
     commands = "\n".join(lines).replace("\\\n", " ").split("python -m bert_tf.run_pretraining $DATA")
