@@ -1,13 +1,16 @@
-"""SentenceEncoder: raw texts -> one embedding each (pooled [CLS], or masked mean), for search."""
+"""SentenceEncoder: raw texts -> one embedding each (pooled [CLS], masked mean or max), for search."""
 
 import keras
 
+from bert_tf.checkpoints.sentence_transformers import read_sentence_pooling
 from bert_tf.keras_tasks.text_inputs import TaskInputError
 from bert_tf.keras_tasks.text_task import UnlabelledTextTask, check_preprocessor
 from bert_tf.models.bert_encoder import encoder_inputs
 from bert_tf.models.task_model import BertTaskModel, call_encoder, check_encoder
 
-POOLINGS = ("cls", "mean")
+POOLINGS = ("cls", "cls_token", "mean", "max")
+# Added to padding before "max" pooling (sentence-transformers' value), so padding never wins.
+_MAX_POOLING_PADDING = -1e9
 
 
 @keras.saving.register_keras_serializable(package="bert_tf")
@@ -15,7 +18,9 @@ class SentenceEncoder(UnlabelledTextTask, BertTaskModel):
     """Embeds raw texts: `predict` returns float32 `[B, hidden_size]`.
 
     "mean" averages the sequence output over real tokens (sentence-transformers' pooling, what
-    all-MiniLM-L6-v2 was trained with); "cls" is the pooled [CLS] output (paper §3). With
+    all-MiniLM-L6-v2 was trained with), "max" takes its maximum over real tokens; "cls" is the
+    pooled [CLS] output (paper §3: the tanh pooler), "cls_token" the [CLS] token's state
+    itself (what sentence-transformers' "cls" pooling and BGE use). With
     `normalize`, rows have unit L2 norm, so a dot product is the cosine similarity. It has no
     labels of its own, so it is not compiled: `compile(loss=...)` (the optimizer defaults to
     AdamW at 5e-5) before `fit`; `save_model_dir` and
@@ -23,7 +28,7 @@ class SentenceEncoder(UnlabelledTextTask, BertTaskModel):
 
     Args:
       encoder: a `BertEncoder`.
-      pooling: "mean" or "cls".
+      pooling: "mean", "max", "cls" or "cls_token".
       normalize: L2-normalize each embedding.
       preprocessor: a `BertPreprocessor`, or None to take token ids.
 
@@ -43,11 +48,15 @@ class SentenceEncoder(UnlabelledTextTask, BertTaskModel):
             raise TaskInputError(f"pooling must be one of {POOLINGS}; received {pooling!r}.")
         inputs = encoder_inputs()
         outputs = call_encoder(encoder, inputs)
+        sequence = keras.ops.cast(outputs["sequence_output"], "float32")
+        mask = keras.ops.cast(inputs["input_mask"], "float32")[..., None]
         if pooling == "cls":
             embeddings = outputs["pooled_output"]
+        elif pooling == "cls_token":
+            embeddings = sequence[:, 0]
+        elif pooling == "max":
+            embeddings = keras.ops.max(sequence + (1.0 - mask) * _MAX_POOLING_PADDING, axis=1)
         else:
-            sequence = keras.ops.cast(outputs["sequence_output"], "float32")
-            mask = keras.ops.cast(inputs["input_mask"], "float32")[..., None]
             embeddings = (keras.ops.sum(sequence * mask, axis=1)
                           / keras.ops.maximum(keras.ops.sum(mask, axis=1), 1.0))
         embeddings = keras.ops.cast(embeddings, "float32")
@@ -60,13 +69,29 @@ class SentenceEncoder(UnlabelledTextTask, BertTaskModel):
         self.text_pair = False
 
     @classmethod
-    def from_pretrained(cls, folder, pooling="mean", normalize=True, max_seq_length=None,
+    def from_pretrained(cls, folder, pooling=None, normalize=None, max_seq_length=None,
                         do_lower_case=None, padding="longest", **kwargs):
-        """A sentence encoder on any checkpoint folder bert_tf reads (see TextClassifier's)."""
+        """A sentence encoder on any checkpoint folder bert_tf reads (see TextClassifier's).
+
+        A sentence-transformers folder (`modules.json`) gives the pooling, the normalization
+        and the `max_seq_length` it was trained with, so the embeddings are the ones
+        sentence-transformers computes; other folders get masked mean, normalized. Arguments
+        that are not None override the folder's.
+
+        Raises:
+          CheckpointError: a sentence-transformers module bert_tf cannot run (named).
+        """
+        folder_pooling = read_sentence_pooling(folder)
+        if folder_pooling is not None:
+            pooling = folder_pooling.pooling if pooling is None else pooling
+            normalize = folder_pooling.normalize if normalize is None else normalize
+            if max_seq_length is None:
+                max_seq_length = folder_pooling.max_seq_length
         encoder, preprocessor, _ = cls.pretrained_parts(folder, max_seq_length, do_lower_case,
                                                         padding)
-        return cls(encoder, pooling=pooling, normalize=normalize, preprocessor=preprocessor,
-                   **kwargs)
+        return cls(encoder, pooling="mean" if pooling is None else pooling,
+                   normalize=True if normalize is None else normalize,
+                   preprocessor=preprocessor, **kwargs)
 
     def task_config(self):
         config = {"pooling": self.pooling, "normalize": self.normalize}

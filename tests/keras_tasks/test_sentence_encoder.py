@@ -27,7 +27,7 @@ def test_minilm_mean_embeddings_match_transformers(minilm_hf_dir):
     np.testing.assert_allclose(embeddings, expected, atol=1e-5, rtol=0)
 
 
-@pytest.mark.parametrize("pooling", ["mean", "cls"])
+@pytest.mark.parametrize("pooling", ["mean", "cls", "cls_token", "max"])
 def test_strings_give_the_embeddings_of_ids_and_survive_keras_save(tiny_dir, pooling, tmp_path):
     model = SentenceEncoder.from_pretrained(tiny_dir, pooling=pooling, normalize=False)
     embeddings = model.predict(TEXTS, batch_size=3, verbose=0)

@@ -1,0 +1,117 @@
+"""How a sentence-transformers folder turns token states into one embedding.
+
+A sentence-transformers folder is a Hugging Face BERT folder plus the modules that run after
+the encoder, listed in `modules.json`: `Transformer` (the encoder, `sentence_bert_config.json`
+gives its `max_seq_length`), `Pooling` (`1_Pooling/config.json`: [CLS] token, masked mean or
+masked max) and, optionally, `Normalize` (unit L2 norm). all-MiniLM-L6-v2 is mean + Normalize
+at 256 tokens; BGE is [CLS] + Normalize at 512; others pool differently, so an embedding is
+only the model's when these files are followed. Modules bert_tf cannot run (a `Dense`
+projection, weighted-mean or last-token pooling) are refused by name rather than skipped.
+
+Example:
+>>> read_sentence_pooling("all-MiniLM-L6-v2/")  # doctest: +SKIP
+SentencePooling(pooling='mean', normalize=True, max_seq_length=256)
+"""
+
+import dataclasses
+import json
+import os
+
+from bert_tf.model_dir import CheckpointError, read_json_object
+
+MODULES_FILE = "modules.json"
+SENTENCE_CONFIG_FILE = "sentence_bert_config.json"
+POOLING_CONFIG_FILE = "config.json"
+
+_MODULE_PREFIX = "sentence_transformers.models."
+# 1_Pooling/config.json switch -> bert_tf's pooling. sentence-transformers' "cls" reads the
+# [CLS] token's state, not the tanh pooler: bert_tf calls that "cls_token".
+_POOLING_MODES = {"pooling_mode_cls_token": "cls_token", "pooling_mode_mean_tokens": "mean",
+                  "pooling_mode_max_tokens": "max"}
+_UNSUPPORTED_MODES = ("pooling_mode_mean_sqrt_len_tokens", "pooling_mode_weightedmean_tokens",
+                      "pooling_mode_lasttoken")
+
+
+@dataclasses.dataclass(frozen=True)
+class SentencePooling:
+    """What a sentence-transformers folder does after the encoder.
+
+    Attributes:
+      pooling: "cls_token", "mean" or "max" (the `SentenceEncoder` pooling of the same name).
+      normalize: whether a `Normalize` module follows the pooling.
+      max_seq_length: `sentence_bert_config.json`'s, or None when it records none.
+    """
+
+    pooling: str
+    normalize: bool
+    max_seq_length: int = None
+
+
+def _read_modules(path):
+    with open(path, "rb") as f:
+        try:
+            modules = json.loads(f.read().decode("utf-8"))
+        except (UnicodeDecodeError, json.JSONDecodeError) as error:
+            raise CheckpointError(f"{path}: not a JSON file ({error}).") from None
+    if not (isinstance(modules, list) and modules
+            and all(isinstance(m, dict) and isinstance(m.get("type"), str) for m in modules)):
+        raise CheckpointError(f"{path}: expected a list of modules, each with a \"type\".")
+    return modules
+
+
+def _pooling_mode(folder, module, path):
+    config_path = os.path.join(folder, str(module.get("path", "")), POOLING_CONFIG_FILE)
+    if not os.path.isfile(config_path):
+        raise CheckpointError(f"{path}: its Pooling module has no {config_path}.")
+    config = read_json_object(config_path)
+    unsupported = [key for key in _UNSUPPORTED_MODES if config.get(key)]
+    if unsupported:
+        raise CheckpointError(f"{config_path}: {unsupported[0]} is not a pooling bert_tf runs "
+                              f"(it runs {', '.join(sorted(_POOLING_MODES))}).")
+    modes = [pooling for key, pooling in _POOLING_MODES.items() if config.get(key)]
+    if len(modes) != 1:
+        raise CheckpointError(f"{config_path}: exactly one of {', '.join(_POOLING_MODES)} must "
+                              f"be true (found {len(modes)}); bert_tf does not concatenate "
+                              "poolings.")
+    return modes[0]
+
+
+def _max_seq_length(folder):
+    path = os.path.join(folder, SENTENCE_CONFIG_FILE)
+    if not os.path.isfile(path):
+        return None
+    value = read_json_object(path).get("max_seq_length")
+    if value is None:
+        return None
+    if not isinstance(value, int) or isinstance(value, bool) or value < 3:
+        raise CheckpointError(f"{path}: max_seq_length must be an integer >= 3; "
+                              f"received {value!r}.")
+    return value
+
+
+def read_sentence_pooling(folder):
+    """The `SentencePooling` of a sentence-transformers folder, or None for another folder.
+
+    Raises:
+      CheckpointError: a damaged `modules.json` or pooling config, or a module bert_tf
+        cannot run (named, with its file).
+    """
+    path = os.path.join(folder, MODULES_FILE)
+    if not os.path.isfile(path):
+        return None
+    pooling, normalize = None, False
+    for module in _read_modules(path):
+        kind = module["type"].removeprefix(_MODULE_PREFIX)
+        if kind == "Transformer":
+            continue
+        if kind == "Pooling" and pooling is None and not normalize:
+            pooling = _pooling_mode(folder, module, path)
+        elif kind == "Normalize" and pooling is not None and not normalize:
+            normalize = True
+        else:
+            raise CheckpointError(f"{path}: module {module['type']!r} is not one bert_tf runs "
+                                  "after the encoder (it runs Transformer, Pooling, then "
+                                  "optionally Normalize).")
+    if pooling is None:
+        raise CheckpointError(f"{path}: no Pooling module after the Transformer.")
+    return SentencePooling(pooling, normalize, _max_seq_length(folder))
