@@ -58,6 +58,9 @@ CASES = {
     "packed-single_request-with_positions": Case(
         EncoderLayout(PACKED, output_at_positions=True), batch=1, output_positions=True,
         single_request=True),
+    "packed-single_request-pooled_positions": Case(
+        EncoderLayout(PACKED, pooled_at_positions=True), batch=1, pooled_positions=True,
+        single_request=True),
     "packed-single_request-training": Case(
         EncoderLayout(PACKED), {"packed_training": True}, training=True, batch=1,
         single_request=True),
