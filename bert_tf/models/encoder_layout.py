@@ -1,6 +1,7 @@
 """The layout of one `BertEncoder` call, chosen once from its inputs and settings.
 
-Which options combine (the table `tests/models/test_encoder_layouts.py` runs row by row):
+Which options combine (`*_positions`: the call's `output_positions`, `pooled_positions`;
+`tests/models/test_encoder_layouts.py` runs the table row by row):
 
 | layout       | training | inference | packed_* | position ids | *_positions      | batch of one |
 |--------------|----------|-----------|----------|--------------|------------------|--------------|

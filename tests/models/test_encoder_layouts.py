@@ -98,7 +98,7 @@ def _rows_inputs():
     for row, lengths in enumerate(ROW_LENGTHS):
         start = 0
         for number, length in enumerate(lengths, 1):
-            tokens = rng.integers(5, 53, length)
+            tokens = rng.integers(5, TINY.vocab_size, length)
             ids[row, start:start + length] = tokens
             mask[row, start:start + length] = number
             positions[row, start:start + length] = np.arange(length)
