@@ -77,9 +77,8 @@ class BertServingModule(tf.Module):
         # Held untracked: SavedModel would save each Keras variable twice (its wrapper and its
         # tf.Variable). `signatures()` tracks the tf.Variables the functions read instead.
         # serve_tokenized (set by `signatures()`) is saved as a signature, not as an attribute.
-        self._untracked = types.SimpleNamespace(model=restored.model, serve_tokenized=None)
-        # A lone request (batch of one) runs padded, without packing's bookkeeping.
-        restored.encoder.single_sequence_padded = True
+        self._untracked = types.SimpleNamespace(model=restored.model, encoder=restored.encoder,
+                                                serve_tokenized=None)
         self.preprocessor = BertPreprocessor(
             restored.vocab_file, lower_case=restored.lower_case, seq_length=seq_length,
             padding=padding)
@@ -132,13 +131,17 @@ class BertServingModule(tf.Module):
                            for name in ENCODER_INPUTS}
         # No autograph: nothing branches on tensor values, and tracing is faster without it.
         trace = functools.partial(tf.function, autograph=False)
-        # serve_tokenized first: serving_default calls it (`served_tokenized`).
-        tokenized = trace(serve_tokenized).get_concrete_function(**tokenized_specs)
-        self._untracked.serve_tokenized = tokenized
-        signatures = {
-            "serving_default": trace(serving_default).get_concrete_function(**self.text_specs()),
-            "serve_tokenized": tokenized,
-        }
+        # A lone request (batch of one) runs padded, without packing's bookkeeping: the
+        # single-request setting, on while the signatures trace.
+        with self._untracked.encoder.serving_batch_of_one():
+            # serve_tokenized first: serving_default calls it (`served_tokenized`).
+            tokenized = trace(serve_tokenized).get_concrete_function(**tokenized_specs)
+            self._untracked.serve_tokenized = tokenized
+            signatures = {
+                "serving_default": trace(serving_default).get_concrete_function(
+                    **self.text_specs()),
+                "serve_tokenized": tokenized,
+            }
         # Tracked as plain tf.Variables, so TF1-style loaders (TF Serving's C++ loader,
         # `saved_model_cli run`) restore exactly what the functions read.
         self.serving_variables = captured_variables(signatures.values())

@@ -1,5 +1,7 @@
 """BertEncoder: the BERT network with TF Hub input and output names."""
 
+import contextlib
+
 import keras
 import tensorflow as tf
 
@@ -10,35 +12,42 @@ from bert_tf.layers.initializers import truncated_normal
 from bert_tf.layers.packing import TokenPacking
 from bert_tf.layers.transformer_block import TransformerBlock
 from bert_tf.model_dir import read_config, restore_model_dir
+from bert_tf.models.encoder_layout import (
+    BATCH_OF_ONE,
+    PACKED,
+    POSITION_IDS,
+    ROWS,
+    EncoderLayout,
+    choose_layout,
+)
 
 ENCODER_INPUTS = ("input_word_ids", "input_mask", "input_type_ids")
-# Present only for rows that hold several sequences (packed records): each token's position
-# in its own sequence; `input_mask` then numbers the sequences 1..k (0 at padding).
-POSITION_IDS = "input_position_ids"
 
 
-def _forward(embeddings, blocks, pooler, inputs, training=None, packing=None,
-             output_positions=None, pooled_positions=None):
-    """Embeddings, blocks and pooler: the one loop of `BertEncoder` (see its `call`).
-
-    `packing` (a `TokenPacking`) runs the position-wise layers on real tokens only;
-    `output_positions` `[B, P]` stops the last block at those positions; with
-    `inputs["input_position_ids"]` rows hold several sequences (block-diagonal attention,
-    positions from it) and the pooler reads each one's [CLS] at `pooled_positions` `[B, K]`.
-    """
+def _forward(embeddings, blocks, pooler, inputs, layout, training=None, output_positions=None,
+             pooled_positions=None):
+    """Embeddings, blocks and pooler in `layout` (an `EncoderLayout`): the one loop of
+    `BertEncoder` (see its `call` and `models.encoder_layout`)."""
+    if layout.tokens == BATCH_OF_ONE:
+        return tf.cond(tf.shape(inputs["input_mask"])[0] == 1,
+                       lambda: _forward_prefix(embeddings, blocks, pooler, inputs, training),
+                       lambda: _forward(embeddings, blocks, pooler, inputs,
+                                        EncoderLayout(PACKED), training))
     input_mask = inputs["input_mask"]
-    position_ids = inputs.get(POSITION_IDS)
+    packing = TokenPacking(input_mask) if layout.tokens == PACKED else None
+    rows = layout.tokens == ROWS
+    position_ids = inputs[POSITION_IDS] if rows else None
     # Rows of several sequences: each attends to itself only.
-    attention_mask = None if position_ids is None else block_diagonal_mask(input_mask)
+    attention_mask = block_diagonal_mask(input_mask) if rows else None
     num_pooled = 1  # [CLS] states the pooler reads
-    if pooled_positions is not None:
+    if layout.pooled_at_positions:
         pooled_positions = tf.cast(pooled_positions, tf.int32)
         num_pooled = pooled_positions.shape[1] or tf.shape(pooled_positions)[1]
-    if output_positions is not None:
+    if layout.output_at_positions:
         # [CLS] goes first (each sequence's, for rows of several), for the pooler.
         output_positions = tf.cast(output_positions, tf.int32)
-        first = (tf.zeros_like(output_positions[:, :1]) if pooled_positions is None
-                 else pooled_positions)
+        first = (pooled_positions if layout.pooled_at_positions
+                 else tf.zeros_like(output_positions[:, :1]))
         output_positions = tf.concat([first, output_positions], 1)
     # Embed tokens, segments and positions.
     hidden = embeddings(inputs["input_word_ids"], inputs["input_type_ids"], training=training,
@@ -46,24 +55,24 @@ def _forward(embeddings, blocks, pooler, inputs, training=None, packing=None,
     encoder_outputs = []
     for index, block in enumerate(blocks):
         last = index == len(blocks) - 1
+        at_positions = last and layout.output_at_positions
         hidden = block(hidden, input_mask, training=training, packing=packing,
-                       output_positions=output_positions if last else None,
+                       output_positions=output_positions if at_positions else None,
                        attention_mask=attention_mask)
         # Padded layout out: packed hidden states return to [B, S, H] (padding zero).
-        unpacked = hidden if packing is None or (last and output_positions is not None) \
-            else packing.unpack(hidden)
+        unpacked = hidden if packing is None or at_positions else packing.unpack(hidden)
         encoder_outputs.append(unpacked)
     sequence_output = encoder_outputs[-1]
     # The pooler reads the final hidden state of [CLS] (paper §3: C ∈ R^H); a row whose first
     # position is padding reads zeros, in every layout.
     # (keras.ops: the functional graph runs this on symbolic tensors.)
-    if pooled_positions is None:
+    if not layout.pooled_at_positions:
         first = sequence_output[:, 0, :] * keras.ops.cast(input_mask[:, :1], sequence_output.dtype)
-    elif output_positions is not None:
+    elif layout.output_at_positions:
         first = sequence_output[:, :num_pooled]  # [B, K, H]
     else:
         first = tf.gather(sequence_output, pooled_positions, batch_dims=1)  # [B, K, H]
-    if output_positions is not None:
+    if layout.output_at_positions:
         sequence_output = sequence_output[:, num_pooled:]
         encoder_outputs[-1] = sequence_output
     return {
@@ -71,6 +80,31 @@ def _forward(embeddings, blocks, pooler, inputs, training=None, packing=None,
         "pooled_output": pooler(first),
         "encoder_outputs": encoder_outputs,
     }
+
+
+def _forward_prefix(embeddings, blocks, pooler, inputs, training=None):
+    """Inference on a batch of one row, padded, without packing's bookkeeping.
+
+    One row has no padding to drop but what follows its last real token: the row is cut
+    there, runs padded, and its outputs are zeroed at padding and padded back to the input
+    width, so they equal the packed outputs (within float rounding).
+    """
+    mask = inputs["input_mask"]
+    width = tf.shape(mask)[1]
+    positions = tf.range(1, width + 1)
+    # At least 1: the pooler reads position 0 (zeroed by the mask when it is padding).
+    length = tf.maximum(tf.reduce_max(tf.where(mask[0] > 0, positions, 0)), 1)
+    outputs = _forward(embeddings, blocks, pooler,
+                       {name: value[:, :length] for name, value in inputs.items()},
+                       EncoderLayout(), training)
+    kept = mask[:, :length, tf.newaxis]
+
+    def restore(sequence):  # [1, length, H] -> [1, width, H], zero at padding
+        sequence = sequence * tf.cast(kept, sequence.dtype)
+        return tf.pad(sequence, [[0, 0], [0, width - length], [0, 0]])
+    return {"sequence_output": restore(outputs["sequence_output"]),
+            "pooled_output": outputs["pooled_output"],
+            "encoder_outputs": [restore(x) for x in outputs["encoder_outputs"]]}
 
 
 def encoder_inputs(name_prefix=""):
@@ -181,7 +215,7 @@ class BertEncoder(keras.Model):
 
         # The functional graph (symbolic calls, summary) is the same forward as `call`.
         inputs = encoder_inputs()
-        outputs = _forward(embeddings, blocks, pooler, inputs)
+        outputs = _forward(embeddings, blocks, pooler, inputs, EncoderLayout())
         super().__init__(inputs=inputs, outputs=outputs, **kwargs)
 
         self.config = config
@@ -189,8 +223,7 @@ class BertEncoder(keras.Model):
         self.remat = remat
         self.packed_inference = packed_inference
         self.packed_training = packed_training
-        # Serving sets this: a batch of one row skips packing (`_single_sequence`). Off by
-        # default: the extra branch doubles the traced inference graph.
+        # The single-request setting (`serving_batch_of_one`): off but while an export traces.
         self.single_sequence_padded = False
         self.embeddings = embeddings
         self.blocks = blocks
@@ -215,6 +248,9 @@ class BertEncoder(keras.Model):
              mask=None):
         """The forward pass: padded, on real tokens only, or up to chosen positions.
 
+        `models.encoder_layout.choose_layout` picks the layout once from the inputs, these
+        arguments and the encoder's settings; its module docstring tables which combine.
+
         Args:
           inputs: the encoder inputs dict (int `[B, S]` each).
           training: dropout on. Real tokens are packed per `packed_training` in training,
@@ -229,50 +265,30 @@ class BertEncoder(keras.Model):
             rows that hold several).
         """
         inputs = self._checked(inputs)
-        packing = None
-        if self.packed_training if training else self.packed_inference:
-            if POSITION_IDS in inputs:
-                if training:
-                    raise ValueError(
-                        "BertEncoder: rows of several sequences (`input_position_ids`, packed "
-                        "records) and packed_training (--packed_training) do not combine: "
-                        "use --packed_training=false; packed rows have little padding to skip.")
-            elif not training and self.single_sequence_padded and output_positions is None:
-                return tf.cond(tf.shape(inputs["input_mask"])[0] == 1,
-                               lambda: self._single_sequence(inputs),
-                               lambda: self._forward_packed(inputs))
-            else:
-                packing = TokenPacking(inputs["input_mask"])
-        return _forward(self.embeddings, self.blocks, self.pooler, inputs, training=training,
-                        packing=packing, output_positions=output_positions,
+        layout = choose_layout(inputs, training, self.packed_training, self.packed_inference,
+                               output_positions, pooled_positions, self.single_sequence_padded)
+        return _forward(self.embeddings, self.blocks, self.pooler, inputs, layout,
+                        training=training, output_positions=output_positions,
                         pooled_positions=pooled_positions)
 
-    def _forward_packed(self, inputs):
-        return _forward(self.embeddings, self.blocks, self.pooler, inputs,
-                        packing=TokenPacking(inputs["input_mask"]))
+    @contextlib.contextmanager
+    def serving_batch_of_one(self):
+        """Within it, inference on a batch of one row runs padded on its prefix.
 
-    def _single_sequence(self, inputs):
-        """Inference on a batch of one row, padded, without packing's bookkeeping.
+        The single-request setting (layout "batch_of_one" of `models.encoder_layout`): a
+        lone request skips packing's sort/scatter/group ops. Serving modules trace their
+        signatures within it; it is off elsewhere because the `tf.cond` on the batch size
+        doubles the traced inference graph, which only exports need.
 
-        One row has no padding to drop but what follows its last real token: the row is cut
-        there, runs padded, and its outputs are zeroed at padding and padded back to the input
-        width, so they equal the packed outputs (within float rounding).
+        Example:
+        >>> with encoder.serving_batch_of_one():  # doctest: +SKIP
+        ...     signature = tf.function(encoder).get_concrete_function(specs)
         """
-        mask = inputs["input_mask"]
-        width = tf.shape(mask)[1]
-        positions = tf.range(1, width + 1)
-        # At least 1: the pooler reads position 0 (zeroed by the mask when it is padding).
-        length = tf.maximum(tf.reduce_max(tf.where(mask[0] > 0, positions, 0)), 1)
-        outputs = _forward(self.embeddings, self.blocks, self.pooler,
-                           {name: value[:, :length] for name, value in inputs.items()})
-        kept = mask[:, :length, tf.newaxis]
-
-        def restore(sequence):  # [1, length, H] -> [1, width, H], zero at padding
-            sequence = sequence * tf.cast(kept, sequence.dtype)
-            return tf.pad(sequence, [[0, 0], [0, width - length], [0, 0]])
-        return {"sequence_output": restore(outputs["sequence_output"]),
-                "pooled_output": outputs["pooled_output"],
-                "encoder_outputs": [restore(x) for x in outputs["encoder_outputs"]]}
+        previous, self.single_sequence_padded = self.single_sequence_padded, True
+        try:
+            yield
+        finally:
+            self.single_sequence_padded = previous
 
     @classmethod
     def from_pretrained(cls, model_dir, **kwargs):
