@@ -63,7 +63,8 @@ def convert_checkpoint(source, input_path, target, output_dir, do_lower_case=Non
     if unknown:
         flags = " and ".join(f"--{name}" for name in unknown)
         owners = [entry.name for entry in registry.FORMATS if set(unknown) <= set(entry.options)]
-        raise CheckpointError(f"{flags} apply to {' and '.join(owners)} checkpoints only; "
+        verb = "apply" if len(unknown) > 1 else "applies"
+        raise CheckpointError(f"{flags} {verb} to {' and '.join(owners)} checkpoints only; "
                               f"{reader.name} inputs carry their own.")
     if writer.name != DEFAULT_TARGET and do_lower_case is not None:
         raise CheckpointError("--do_lower_case is recorded in a model directory's "
