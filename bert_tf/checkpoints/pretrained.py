@@ -57,6 +57,8 @@ class Pretrained:
         untrained).
       max_seq_length: the sequence length the folder records, or None.
       architecture: the Hugging Face class it is (`config.json`) or would export as, or None.
+      sentence_pooling: how a sentence-transformers folder pools its embeddings
+        (`huggingface.sentence_transformers.SentencePooling`), else None.
       model_info: what the folder records about itself beyond the fields above (a model
         directory's `model_info.json`; `source` and the like for other formats).
     """
@@ -76,6 +78,7 @@ class Pretrained:
     has_pooler: bool = True
     max_seq_length: int = None
     architecture: str = None
+    sentence_pooling: object = None
     model_info: dict = dataclasses.field(default_factory=dict)
 
     @property

@@ -2,7 +2,7 @@
 
 import keras
 
-from bert_tf.checkpoints.sentence_transformers import read_sentence_pooling
+from bert_tf.checkpoints.registry import load_pretrained
 from bert_tf.keras_tasks.text_inputs import TaskInputError
 from bert_tf.keras_tasks.text_task import UnlabelledTextTask, check_preprocessor
 from bert_tf.models.bert_encoder import encoder_inputs
@@ -81,14 +81,14 @@ class SentenceEncoder(UnlabelledTextTask, BertTaskModel):
         Raises:
           CheckpointError: a sentence-transformers module bert_tf cannot run (named).
         """
-        folder_pooling = read_sentence_pooling(folder)
+        pretrained = load_pretrained(folder, do_lower_case)
+        folder_pooling = pretrained.sentence_pooling
         if folder_pooling is not None:
             pooling = folder_pooling.pooling if pooling is None else pooling
             normalize = folder_pooling.normalize if normalize is None else normalize
             if max_seq_length is None:
                 max_seq_length = folder_pooling.max_seq_length
-        encoder, preprocessor, _ = cls.pretrained_parts(folder, max_seq_length, do_lower_case,
-                                                        padding)
+        encoder, preprocessor, _ = cls.parts_of(pretrained, max_seq_length, padding)
         return cls(encoder, pooling="mean" if pooling is None else pooling,
                    normalize=True if normalize is None else normalize,
                    preprocessor=preprocessor, **kwargs)

@@ -84,7 +84,11 @@ class TextTask:
     def pretrained_parts(cls, folder, max_seq_length=None, do_lower_case=None,
                          padding="longest"):
         """`(encoder, preprocessor, pretrained)` of a checkpoint folder (`load_pretrained`)."""
-        pretrained = load_pretrained(folder, do_lower_case)
+        return cls.parts_of(load_pretrained(folder, do_lower_case), max_seq_length, padding)
+
+    @staticmethod
+    def parts_of(pretrained, max_seq_length=None, padding="longest"):
+        """`(encoder, preprocessor, pretrained)` of a read `Pretrained`."""
         preprocessor = pretrained.preprocessor(max_seq_length, padding)
         check_preprocessor(pretrained.encoder, preprocessor)
         return pretrained.encoder, preprocessor, pretrained

@@ -11,7 +11,7 @@ import os
 import numpy as np
 import pytest
 
-from bert_tf.checkpoints.sentence_transformers import SentencePooling, read_sentence_pooling
+from bert_tf.checkpoints.huggingface.sentence_transformers import SentencePooling, read_sentence_pooling
 from bert_tf.keras_tasks import SentenceEncoder
 from bert_tf.model_dir import CheckpointError
 

@@ -21,6 +21,7 @@ from absl import logging
 
 from bert_tf.checkpoints import weight_map
 from bert_tf.checkpoints.huggingface import architectures, safetensors_file
+from bert_tf.checkpoints.huggingface.sentence_transformers import read_sentence_pooling
 from bert_tf.checkpoints.huggingface.architectures import ARCHITECTURES, CONFIG_FILE, TASK_HEAD
 from bert_tf.checkpoints.pretrained import Pretrained
 from bert_tf.checkpoints.tokenizer_json import TOKENIZER_FILE, VOCAB_FILE, read_folder_vocab
@@ -122,4 +123,4 @@ def read(path, do_lower_case=None):
         problem_type=described["problem_type"],
         dropout_rate=dropout if isinstance(dropout, (int, float)) else None,
         has_pooler=has_pooler, architecture=architecture,
-        model_info={"source": FORMAT_NAME})
+        sentence_pooling=read_sentence_pooling(folder), model_info={"source": FORMAT_NAME})
