@@ -51,6 +51,7 @@ class SavedModelContents:
         (`do_lower_case`), by attribute name.
       ops: the op types the SavedModel's functions compute with (`Erf`, `CaseFoldUTF8`...).
       keys: checkpoint keys by variable name (for `read`).
+      duplicated: names that several variables share (left out of `variables`).
       reader: the variables checkpoint's `tf.train.CheckpointReader`.
     """
 
@@ -62,6 +63,7 @@ class SavedModelContents:
     root_variables: dict
     ops: frozenset
     keys: dict
+    duplicated: frozenset = frozenset()
     reader: object = dataclasses.field(repr=False, default=None)
 
     @property
@@ -115,22 +117,21 @@ def _checkpoint_graph(prefix):
 
 
 def _checkpoint_variables(reader, graph, prefix):
-    """Checkpoint keys by variable name; a name given to two variables is refused."""
-    keys = {}
+    """`(keys, shapes, duplicated)`: checkpoint keys and shapes by variable name, the names
+    given to several variables left out (as `duplicated`: they cannot be told apart)."""
+    keys = collections.defaultdict(set)
     for node in graph.nodes:
         for attribute in node.attributes:
-            if attribute.name != _VARIABLE_ATTRIBUTE:
-                continue
-            if keys.setdefault(attribute.full_name, attribute.checkpoint_key) != (
-                    attribute.checkpoint_key):
-                raise CheckpointError(f"Checkpoint {prefix}: two variables are both named "
-                                      f"`{attribute.full_name}`; cannot tell them apart.")
+            if attribute.name == _VARIABLE_ATTRIBUTE:
+                keys[attribute.full_name].add(attribute.checkpoint_key)
+    duplicated = frozenset(name for name, found in keys.items() if len(found) > 1)
+    keys = {name: found.pop() for name, found in keys.items() if name not in duplicated}
     shapes = reader.get_variable_to_shape_map()
     missing = sorted(name for name, key in keys.items() if key not in shapes)
     if missing:
         raise CheckpointError(f"Checkpoint {prefix}: its object graph names variable(s) "
                               f"{missing[:5]} that it does not hold.")
-    return keys, {name: tuple(shapes[key]) for name, key in keys.items()}
+    return keys, {name: tuple(shapes[key]) for name, key in keys.items()}, duplicated
 
 
 def read_saved_model(folder):
@@ -156,7 +157,7 @@ def read_saved_model(folder):
                 assets[reference.local_name] = os.path.join(folder, "assets", name)
     prefix = os.path.join(folder, VARIABLES_PREFIX)
     reader, graph = _checkpoint_graph(prefix)
-    keys, variables = _checkpoint_variables(reader, graph, prefix)
+    keys, variables, duplicated = _checkpoint_variables(reader, graph, prefix)
     root_variables = {}
     for child in graph.nodes[0].children if graph.nodes else ():
         for attribute in graph.nodes[child.node_id].attributes:
@@ -165,6 +166,9 @@ def read_saved_model(folder):
     ops = collections.Counter(node.op for function in meta_graph.graph_def.library.function
                               for node in function.node_def)
     return SavedModelContents(
-        folder=folder, signatures=sorted(meta_graph.signature_def),
+        folder=folder,
+        signatures=sorted(name for name in meta_graph.signature_def
+                          if not name.startswith("__")),
         root_children=sorted(root_children), assets=assets, variables=variables,
-        root_variables=root_variables, ops=frozenset(ops), keys=keys, reader=reader)
+        root_variables=root_variables, ops=frozenset(ops), keys=keys,
+        duplicated=duplicated, reader=reader)
