@@ -4,6 +4,7 @@ The fixtures under tests/testdata/tf_hub/ are made by Model Garden's own TF Hub 
 its outputs stored beside them by `tf.saved_model.load` (dev/make_tf_hub_fixtures.py).
 """
 
+import dataclasses
 import os
 import shutil
 import subprocess
@@ -14,7 +15,7 @@ import pytest
 import tensorflow as tf
 
 from bert_tf.checkpoints import registry
-from bert_tf.checkpoints.tf_hub import reader
+from bert_tf.checkpoints.tf_hub import encoder_weights, reader, saved_model
 from bert_tf.model_dir import CheckpointError
 
 TESTDATA = os.path.join(os.path.dirname(os.path.dirname(__file__)), "testdata", "tf_hub")
@@ -116,6 +117,23 @@ def test_not_bert_saved_model_refused_naming_its_signatures():
 def test_albert_refused_by_name():
     with pytest.raises(CheckpointError, match="ALBERT-style SavedModel .*sp_model_file"):
         registry.describe_folder(os.path.join(TESTDATA, "albert_like"))
+
+
+def test_shapes_and_graphs_unlike_bert_refused_by_name():
+    contents = saved_model.read_saved_model(ENCODER)
+    variables = contents.variables
+    with pytest.raises(CheckpointError, match="`embedding_projection/kernel` projects"):
+        encoder_weights.infer_config({**variables, "embedding_projection/kernel": (8, 16)},
+                                     "gelu_new", ENCODER)
+    no_first_layer = {k: v for k, v in variables.items() if "layer_0/" not in k}
+    with pytest.raises(CheckpointError, match=r"transformer layers \[1\]"):
+        encoder_weights.infer_config(no_first_layer, "gelu_new", ENCODER)
+    query = "transformer/layer_0/self_attention/query/kernel"
+    with pytest.raises(CheckpointError, match="4 heads of size 8"):
+        encoder_weights.infer_config({**variables, query: (16, 4, 8)}, "gelu_new", ENCODER)
+    both = dataclasses.replace(contents, ops=contents.ops | {"Erf"})
+    with pytest.raises(CheckpointError, match=r"cannot tell .* \['gelu', 'gelu_new'\]"):
+        reader.hidden_act(both)
 
 
 def test_damaged_variables_refused_in_one_line(tmp_path):

@@ -59,7 +59,7 @@ TABLE = (
     *_dense("pooler", "pooler_transform"),
     *_dense("masked_lm/transform", "cls/predictions/transform/dense"),
     *_norm("masked_lm/layer_norm", "cls/predictions/transform/LayerNorm"),
-    Rule("masked_lm/output_bias", _MASKED_LM_BIAS, False),  # Keras names it `bias` within
+    Rule("masked_lm/output_bias", _MASKED_LM_BIAS, False),
 )
 
 # The per-head tensors, by the end of their name: how their head axes merge into one.
@@ -67,9 +67,9 @@ _HEADS_LAST = re.compile(r"/self_attention/(query|key|value)/(kernel|bias)$")
 _HEADS_FIRST = re.compile(r"/self_attention/attention_output/kernel$")
 
 
-def matrix_shape(name, shape):
+def _matrix_shape(name, shape):
     """The shape bert_tf holds variable `name` in: per-head axes merged into one."""
-    if _HEADS_LAST.search(name) and len(shape) >= 2:
+    if (match := _HEADS_LAST.search(name)) and len(shape) == (3 if match[2] == "kernel" else 2):
         return shape[:-2] + (shape[-2] * shape[-1],)
     if _HEADS_FIRST.search(name) and len(shape) == 3:
         return (shape[0] * shape[1], shape[2])
@@ -90,7 +90,8 @@ def tensor_source(contents):
     """The SavedModel's variables as a `TensorSource` named as `TABLE` spells them, in
     bert_tf's shapes; messages give the SavedModel's own names."""
     names = table_names(contents.variables)
-    shapes = {name: matrix_shape(name, contents.variables[saved]) for name, saved in names.items()}
+    shapes = {name: _matrix_shape(name, contents.variables[saved])
+              for name, saved in names.items()}
 
     def read(name):
         return np.reshape(contents.read(names[name]), shapes[name])
@@ -130,8 +131,12 @@ def infer_config(variables, hidden_act, where):
     if layers != list(range(len(layers))) or not layers:
         raise CheckpointError(f"Checkpoint {where}: transformer layers {layers}; expected "
                               "transformer/layer_0 ... layer_N-1.")
-    _, num_heads, _ = _shape(variables, "transformer/layer_0/self_attention/query/kernel", 3,
-                             where)
+    query = "transformer/layer_0/self_attention/query/kernel"
+    _, num_heads, head_size = _shape(variables, query, 3, where)
+    if num_heads * head_size != hidden_size:
+        raise CheckpointError(f"Checkpoint {where}: `{query}` has {num_heads} heads of size "
+                              f"{head_size}; bert_tf's heads split the hidden size "
+                              f"{hidden_size}.")
     return BertConfig(
         vocab_size=vocab_size, hidden_size=hidden_size, num_hidden_layers=len(layers),
         num_attention_heads=num_heads,

@@ -30,12 +30,6 @@ _OBJECT_GRAPH_KEY = "_CHECKPOINTABLE_OBJECT_GRAPH"
 _VARIABLE_ATTRIBUTE = "VARIABLE_VALUE"
 
 
-def is_saved_model(folder):
-    """Whether `folder` has the two files of a SavedModel with variables."""
-    return (os.path.isfile(os.path.join(folder, SAVED_MODEL_FILE))
-            and os.path.isfile(os.path.join(folder, VARIABLES_PREFIX + ".index")))
-
-
 @dataclasses.dataclass
 class SavedModelContents:
     """The parts of a SavedModel the TF Hub reader needs.
@@ -52,7 +46,7 @@ class SavedModelContents:
       ops: the op types the SavedModel's functions compute with (`Erf`, `CaseFoldUTF8`...).
       keys: checkpoint keys by variable name (for `read`).
       duplicated: names that several variables share (left out of `variables`).
-      reader: the variables checkpoint's `tf.train.CheckpointReader`.
+      reader: the variables checkpoint's `tf.train.CheckpointReader` (None without one).
     """
 
     folder: str
@@ -156,13 +150,14 @@ def read_saved_model(folder):
                 name = meta_graph.asset_file_def[index].filename
                 assets[reference.local_name] = os.path.join(folder, "assets", name)
     prefix = os.path.join(folder, VARIABLES_PREFIX)
-    reader, graph = _checkpoint_graph(prefix)
-    keys, variables, duplicated = _checkpoint_variables(reader, graph, prefix)
-    root_variables = {}
-    for child in graph.nodes[0].children if graph.nodes else ():
-        for attribute in graph.nodes[child.node_id].attributes:
-            if attribute.name == _VARIABLE_ATTRIBUTE:
-                root_variables[child.local_name] = attribute.checkpoint_key
+    reader, keys, variables, duplicated, root_variables = None, {}, {}, frozenset(), {}
+    if os.path.isfile(prefix + ".index"):  # a SavedModel without variables has none
+        reader, graph = _checkpoint_graph(prefix)
+        keys, variables, duplicated = _checkpoint_variables(reader, graph, prefix)
+        for child in graph.nodes[0].children if graph.nodes else ():
+            for attribute in graph.nodes[child.node_id].attributes:
+                if attribute.name == _VARIABLE_ATTRIBUTE:
+                    root_variables[child.local_name] = attribute.checkpoint_key
     ops = collections.Counter(node.op for function in meta_graph.graph_def.library.function
                               for node in function.node_def)
     return SavedModelContents(
