@@ -148,13 +148,16 @@ def test_damaged_variables_refused_in_one_line(tmp_path):
         registry.describe_folder(str(folder))
 
 
+def _run_tool(*args):
+    return subprocess.run(
+        [sys.executable, os.path.join(ROOT, "tools", "convert_checkpoint.py"), *args],
+        capture_output=True, text=True, cwd=ROOT, env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"})
+
+
 @pytest.mark.slow
 def test_convert_checkpoint_tool_detects_and_converts(tmp_path, reference):
     output_dir = tmp_path / "model"
-    result = subprocess.run(
-        [sys.executable, os.path.join(ROOT, "tools", "convert_checkpoint.py"),
-         f"--input={ENCODER}", f"--output_dir={output_dir}"],
-        capture_output=True, text=True, cwd=ROOT, env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"})
+    result = _run_tool(f"--input={ENCODER}", f"--output_dir={output_dir}")
     assert result.returncode == 0, result.stderr
     from bert_tf.models.bert_encoder import BertEncoder
 
@@ -162,3 +165,8 @@ def test_convert_checkpoint_tool_detects_and_converts(tmp_path, reference):
     outputs = encoder(_inputs(reference, "pair"))
     np.testing.assert_allclose(outputs["pooled_output"], reference["pair/pooled_output"],
                                atol=1e-5)
+    refused = _run_tool(f"--input={os.path.join(TESTDATA, 'not_bert')}",
+                        f"--output_dir={tmp_path / 'refused'}")
+    assert refused.returncode == 1 and "Traceback" not in refused.stderr
+    assert "not a TF Hub BERT encoder" in refused.stderr and "['scale']" in refused.stderr
+    assert not (tmp_path / "refused").exists()
