@@ -154,6 +154,18 @@ def _run_tool(*args):
         capture_output=True, text=True, cwd=ROOT, env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"})
 
 
+def test_asset_outside_the_saved_model_refused(tmp_path):
+    from tensorflow.core.protobuf import saved_model_pb2
+
+    folder = tmp_path / "encoder"
+    shutil.copytree(ENCODER, folder)
+    proto = saved_model_pb2.SavedModel.FromString((folder / "saved_model.pb").read_bytes())
+    proto.meta_graphs[0].asset_file_def[0].filename = "../../vocab.txt"
+    (folder / "saved_model.pb").write_bytes(proto.SerializeToString())
+    with pytest.raises(CheckpointError, match="`vocab_file` names a file outside its assets"):
+        registry.describe_folder(str(folder))
+
+
 @pytest.mark.slow
 def test_convert_checkpoint_tool_detects_and_converts(tmp_path, reference):
     output_dir = tmp_path / "model"

@@ -148,6 +148,9 @@ def read_saved_model(folder):
                     raise CheckpointError(f"{path}: asset `{reference.local_name}` refers to "
                                           f"no asset file (index {index}).")
                 name = meta_graph.asset_file_def[index].filename
+                if os.path.normpath(name) != name or name.startswith((os.sep, os.pardir)):
+                    raise CheckpointError(f"{path}: asset `{reference.local_name}` names a file "
+                                          f"outside its assets/ folder ({name!r}).")
                 assets[reference.local_name] = os.path.join(folder, "assets", name)
     prefix = os.path.join(folder, VARIABLES_PREFIX)
     reader, keys, variables, duplicated, root_variables = None, {}, {}, frozenset(), {}
