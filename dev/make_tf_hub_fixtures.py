@@ -8,7 +8,7 @@ The SavedModels are made by TF Model Garden's own TF Hub exporter
 
   python3.11 -m venv /tmp/tfmodels
   /tmp/tfmodels/bin/pip install tf-models-official==2.20.* tensorflow==2.20.* \
-      tensorflow-text==2.20.* tensorflow-hub tf-keras==2.20.*
+      tensorflow-text==2.20.* tensorflow-hub tf-keras==2.20.* sentencepiece
   TF_USE_LEGACY_KERAS=1 /tmp/tfmodels/bin/python dev/make_tf_hub_fixtures.py \
       --output_dir=tests/testdata/tf_hub
 
