@@ -136,6 +136,14 @@ def test_shapes_and_graphs_unlike_bert_refused_by_name():
         reader.hidden_act(both)
 
 
+def test_version_1_hub_bert_refused_saying_which_to_take(tmp_path):
+    module = tf.Module()
+    module.pooler = tf.Variable(tf.zeros([4, 4]), name="bert_model/pooler_transform/kernel")
+    tf.saved_model.save(module, str(tmp_path))
+    with pytest.raises(CheckpointError, match="versions 1-2 .* version 3 or later"):
+        registry.detect_format(str(tmp_path))
+
+
 def test_damaged_variables_refused_in_one_line(tmp_path):
     folder = tmp_path / "encoder"
     shutil.copytree(ENCODER, folder)

@@ -38,6 +38,8 @@ SENTENCEPIECE_ASSET = "sp_model_file"
 LOWER_CASE_VARIABLE = "do_lower_case"
 # The sub-objects of a TF Hub preprocessing SavedModel (export_tfhub_lib's Preprocessor API).
 PREPROCESS_OBJECTS = {"tokenize", "bert_pack_inputs"}
+# A variable of TF Hub's 2019-20 BERTs (versions 1-2, made before Model Garden's BertEncoder).
+_V1_POOLER = "bert_model/pooler_transform/kernel"
 # Ops that tell the feed-forward activation apart: the exact GELU's erf, the tanh
 # approximation's cube, ReLU.
 _ACTIVATION_OPS = {"Erf": "gelu", "Pow": "gelu_new", "Relu": "relu"}
@@ -97,6 +99,10 @@ def inspect(path):
     if encoder_weights.is_bert_encoder(contents.variables):
         return HubModel("encoder", contents, _vocab_asset(contents, path),
                         _encoder_casing(contents))
+    if _V1_POOLER in contents.variables:
+        raise _refusal(path, contents, "a TF Hub BERT of versions 1-2 (list inputs, "
+                       "`bert_model/` variables); bert_tf reads versions 3 and up: take the same "
+                       "model's version 3 or later")
     if PREPROCESS_OBJECTS <= set(contents.root_children):
         return HubModel("preprocess", contents, _vocab_asset(contents, path),
                         "CaseFoldUTF8" in contents.ops)
