@@ -19,7 +19,8 @@ bert-sst2/: Hugging Face folder, safetensors (model.safetensors)
 
 import os
 
-from bert_tf.checkpoints import google_research, huggingface, keras_file, model_dir_format
+from bert_tf.checkpoints import (google_research, huggingface, keras_file, model_dir_format,
+                                 tf_hub)
 from bert_tf.model_dir import CheckpointError
 
 # Every format, in the order `detect_format` tries them.
@@ -28,6 +29,7 @@ FORMATS = (
     google_research.FORMAT,
     huggingface.FORMAT,
     keras_file.FORMAT,
+    tf_hub.FORMAT,
 )
 
 
