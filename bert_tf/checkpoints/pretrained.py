@@ -1,0 +1,135 @@
+"""`Pretrained`: any checkpoint format read into bert_tf layers, the one result every reader returns.
+
+Every `Format.read` (registry.FORMATS) returns a `Pretrained`, every `Format.write` takes one,
+and every consumer (the converter, `BertEncoder.from_pretrained`, the Keras task models'
+`from_pretrained`) reads from one, whatever the folder was.
+
+Example:
+>>> pretrained = load_pretrained("bert-sst2/")          # doctest: +SKIP
+>>> pretrained.head, pretrained.label_names              # doctest: +SKIP
+('classifier', ['negative', 'positive'])
+>>> classifier = pretrained.build_model()                # doctest: +SKIP
+>>> preprocessor = pretrained.preprocessor()             # doctest: +SKIP
+"""
+
+import dataclasses
+
+import keras
+
+from bert_tf.checkpoints.tokenizer_json import FolderVocab
+from bert_tf.configs import BertConfig
+from bert_tf.models import (BertClassifier, BertEncoder, BertMultipleChoice, BertPretrainer,
+                            BertSpanLabeler, BertTokenClassifier)
+
+# The packed length when the folder records none: the entry points' --max_seq_length default.
+DEFAULT_MAX_SEQ_LENGTH = 128
+# The bert_tf model class of each task head (`model_dir.HEADS`) that takes a class count.
+_LABELLED_MODELS = {"classifier": BertClassifier, "token_classifier": BertTokenClassifier}
+
+
+@dataclasses.dataclass
+class Pretrained:
+    """A checkpoint read into bert_tf layers, weights loaded, whatever its format.
+
+    Attributes:
+      format: the `Format.name` it was read as.
+      path: the folder (or file, or checkpoint prefix) read.
+      config: the encoder's `BertConfig`.
+      encoder: the `BertEncoder`.
+      head: the model directory `head` (`model_dir.HEADS`) it becomes: `encoder`,
+        `pretrainer` (it holds pretraining heads), or a task head's (`classifier`,
+        `token_classifier`, `span_labeler`, `multiple_choice`).
+      vocab: the `FolderVocab`: `vocab.txt`, or tokens held in memory (`tokenizer.json`,
+        a SavedModel asset), with the casing the folder records.
+      lower_case: the casing to tokenize with (the folder's record, checked against the
+        caller's; else the caller's; else guessed from the vocab).
+      heads: the pretraining heads held, keyed as `BertPretrainer.checkpoint_items()`
+        (`masked_lm`, `next_sentence`; layers from `weight_map.build_models`).
+      task_head: the fine-tuned task head as a built float32 `keras.layers.Dense` (kernel
+        `[H, units]`), or None.
+      label_names: the task head's output names (classification, tagging), or None.
+      problem_type: a sequence classifier's problem type (`single_label_classification`,
+        `multi_label_classification`, `regression`), or None.
+      dropout_rate: the task head's dropout where the folder records one, else None (the
+        config's hidden dropout).
+      has_pooler: whether the checkpoint held pooler weights (else the encoder's are
+        untrained).
+      max_seq_length: the sequence length the folder records, or None.
+      architecture: the Hugging Face class it is (`config.json`) or would export as, or None.
+      model_info: what the folder records about itself beyond the fields above (a model
+        directory's `model_info.json`; `source` and the like for other formats).
+    """
+
+    format: str
+    path: str
+    config: BertConfig
+    encoder: BertEncoder
+    head: str
+    vocab: FolderVocab
+    lower_case: bool
+    heads: dict = dataclasses.field(default_factory=dict)
+    task_head: keras.layers.Dense = None
+    label_names: list = None
+    problem_type: str = None
+    dropout_rate: float = None
+    has_pooler: bool = True
+    max_seq_length: int = None
+    architecture: str = None
+    model_info: dict = dataclasses.field(default_factory=dict)
+
+    @property
+    def num_labels(self):
+        """The task head's output count, or None without one."""
+        return None if self.task_head is None else self.task_head.units
+
+    def sequence_length(self, max_seq_length=None):
+        """The packed length: the caller's, else the folder's, else 128 capped at
+        `max_position_embeddings`."""
+        return max_seq_length or self.max_seq_length or min(
+            DEFAULT_MAX_SEQ_LENGTH, self.config.max_position_embeddings)
+
+    def preprocessor(self, max_seq_length=None, padding="longest"):
+        """A `BertPreprocessor` with the folder's vocab and casing (`sequence_length`)."""
+        return self.vocab.preprocessor(self.lower_case,
+                                       seq_length=self.sequence_length(max_seq_length),
+                                       padding=padding)
+
+    def model_dir_info(self):
+        """The `model_info.json` entries of a model directory holding this checkpoint."""
+        info = dict(self.model_info, head=self.head, do_lower_case=self.lower_case)
+        info.setdefault("source", self.format)
+        for key, value in (("huggingface_architecture", self.architecture),
+                           ("label_names", self.label_names),
+                           ("problem_type", self.problem_type),
+                           ("max_seq_length", self.max_seq_length)):
+            if value is not None:
+                info[key] = list(value) if isinstance(value, (list, tuple)) else value
+        return info
+
+    def build_model(self, num_choices=None):
+        """The bert_tf model of `head` on `encoder`, head weights copied in.
+
+        `encoder` gives the `BertEncoder`; `pretrainer` a `BertPretrainer`; the task heads
+        `BertClassifier`, `BertTokenClassifier`, `BertSpanLabeler` and `BertMultipleChoice`
+        (which needs `num_choices`, the choices per example).
+        """
+        if self.head == "encoder":
+            return self.encoder
+        if self.head == "pretrainer":
+            model = BertPretrainer(self.encoder,
+                                   use_next_sentence="next_sentence" in self.heads)
+            for key, layer in self.heads.items():
+                getattr(model, key).set_weights(layer.get_weights())
+            return model
+        if self.head == "multiple_choice":
+            if num_choices is None:
+                raise ValueError("A multiple-choice checkpoint builds a BertMultipleChoice: "
+                                 "pass num_choices (choices per example).")
+            model = BertMultipleChoice(self.encoder, num_choices, dropout_rate=self.dropout_rate)
+        elif self.head == "span_labeler":
+            model = BertSpanLabeler(self.encoder)
+        else:
+            model = _LABELLED_MODELS[self.head](self.encoder, self.num_labels,
+                                                dropout_rate=self.dropout_rate)
+        model.head.set_weights(self.task_head.get_weights())
+        return model

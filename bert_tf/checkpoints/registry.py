@@ -1,0 +1,96 @@
+"""The one list of checkpoint formats bert_tf reads and writes, and the lookups over it.
+
+`FORMATS` lists one `Format` per module, explicitly (no registration by import side effect);
+`detect_format`, `describe_folder`, `load_pretrained` and `convert.convert_checkpoint` go
+through it, so nothing outside `bert_tf/checkpoints/` names a format. The first format whose
+`recognise` accepts a path is its format (the test over the list checks that no fixture is
+recognised by two). To add a format: `checkpoints/ADDING_A_FORMAT.md`.
+
+Example:
+>>> detect_format("all-MiniLM-L6-v2/").name              # doctest: +SKIP
+'huggingface'
+>>> print(describe_folder("bert-sst2/"))                 # doctest: +SKIP
+bert-sst2/: Hugging Face folder, safetensors (model.safetensors)
+  architecture: BertForSequenceClassification (bert_tf head: classifier)
+  head: 2 outputs, labels negative, positive (single_label_classification)
+  vocab: bert-sst2/vocab.txt (30522 tokens), lower case
+>>> encoder = load_pretrained("bert-sst2/").encoder     # doctest: +SKIP
+"""
+
+import os
+
+from bert_tf.model_dir import CheckpointError
+
+# Every format, in the order `detect_format` tries them.
+FORMATS = ()
+
+
+def find_format(name):
+    """The `Format` called `name` (or one of its `aliases`).
+
+    Raises:
+      CheckpointError: no such format; the known names are listed.
+    """
+    for entry in FORMATS:
+        if name in entry.names:
+            return entry
+    known = [n for entry in FORMATS for n in entry.names]
+    raise CheckpointError(f"Unknown checkpoint format {name!r}: bert_tf knows "
+                          f"{', '.join(known)}.")
+
+
+def detect_format(path):
+    """The `Format` of `path` (a folder, a file or a TF checkpoint prefix), from its file
+    names and small files.
+
+    Raises:
+      FileNotFoundError: no such path.
+      CheckpointError: a path no format reads (what the folder holds is listed), or one
+        plainly of a format that bert_tf refuses (a pickle-only Hugging Face folder).
+    """
+    path = os.fspath(path)
+    for entry in FORMATS:
+        if entry.recognise(path):
+            return entry
+    if os.path.isfile(path):
+        raise CheckpointError(f"{path} is a file; pass its folder (or a `.keras` file or a "
+                              "TF checkpoint prefix).")
+    if not os.path.isdir(path):
+        raise FileNotFoundError(f"No such checkpoint folder: {path}")
+    layouts = "; ".join(f"{entry.title} ({entry.layout})" for entry in FORMATS)
+    raise CheckpointError(f"{path} is not a checkpoint folder bert_tf reads: expected one "
+                          f"of: {layouts}; it holds {sorted(os.listdir(path))[:10]}.")
+
+
+def describe_folder(path):
+    """A `FolderDescription` of `path` (what its format's `describe` finds), no weights read.
+
+    Raises:
+      FileNotFoundError: no such path, or a file the layout needs.
+      CheckpointError: not a layout bert_tf reads, or small files that contradict each other
+        (one line, naming the file).
+    """
+    description = detect_format(path).describe(os.fspath(path))
+    if description.vocab_size is None and description.vocab and os.path.isfile(
+            description.vocab):
+        with open(description.vocab, encoding="utf-8") as f:
+            description.vocab_size = sum(1 for line in f if line.strip())
+    return description
+
+
+def load_pretrained(path, do_lower_case=None, **options):
+    """Reads `path`, of any format in `FORMATS`, into a `Pretrained` (nothing is written).
+
+    Args:
+      path: the checkpoint folder (or file, or TF checkpoint prefix).
+      do_lower_case: the caller's casing, checked against the folder's record; None takes it
+        (else a guess from the vocab, with a warning).
+      **options: the format's own `read` options (`Format.options`).
+
+    Raises:
+      FileNotFoundError: no such folder, or a file its format needs (the vocab).
+      CheckpointError: not a checkpoint bert_tf reads, damaged or unlike its config, or a
+        casing that contradicts the folder's record.
+    """
+    path = os.fspath(path).rstrip(os.sep) or os.sep
+    return detect_format(path).read(path, do_lower_case=do_lower_case, **options)
