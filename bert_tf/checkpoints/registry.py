@@ -19,10 +19,13 @@ bert-sst2/: Hugging Face folder, safetensors (model.safetensors)
 
 import os
 
+from bert_tf.checkpoints import keras_hub
 from bert_tf.model_dir import CheckpointError
 
 # Every format, in the order `detect_format` tries them.
-FORMATS = ()
+FORMATS = (
+    keras_hub.FORMAT,
+)
 
 
 def find_format(name):
