@@ -3,10 +3,10 @@
 Runs with keras-hub 0.32 (and the TensorFlow it needs for BERT's tokenizer), never needed by
 the package or `make test`. Install them in a venv of their own:
 
-  python3 -m venv /work/devvenvs/kerashub
-  /work/devvenvs/kerashub/bin/pip install 'keras-hub==0.32.*' 'tensorflow==2.21.*' \
+  python3 -m venv /tmp/khvenv
+  /tmp/khvenv/bin/pip install 'keras-hub==0.32.*' 'tensorflow==2.21.*' \
       'tensorflow-text==2.21.*'
-  /work/devvenvs/kerashub/bin/python dev/make_keras_hub_fixtures.py \
+  /tmp/khvenv/bin/python dev/make_keras_hub_fixtures.py \
       --output_dir=tests/testdata/keras_hub
 
 Writes, each with keras-hub's own `save_to_preset` (hidden 16, 2 layers, 2 heads, the 63-token

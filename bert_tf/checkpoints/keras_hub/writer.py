@@ -16,7 +16,7 @@ keras-hub has no BERT task for (tokens, spans, choices). The tokenizer strips ac
 lower-cases, as bert_tf does.
 
 Example:
->>> export_keras_hub_preset("sst2_model_dir/", "/tmp/sst2_preset")  # doctest: +SKIP
+>>> write(registry.load_pretrained("sst2_model_dir/"), "/tmp/sst2_preset")  # doctest: +SKIP
 """
 
 import json
@@ -174,19 +174,3 @@ def write(pretrained, output_dir):
         _write_json(os.path.join(output_dir, preset_lib.PREPROCESSOR_FILE), preprocessor)
     logging.info("Wrote keras-hub preset %s (%s).", output_dir, task or preset_lib.BACKBONE)
 
-
-def export_keras_hub_preset(checkpoint, output_dir, do_lower_case=None):
-    """Writes `checkpoint` as a keras-hub preset (module docstring).
-
-    Args:
-      checkpoint: a `Pretrained`, or a path of any format `registry.FORMATS` reads (a model
-        directory, a Hugging Face folder, ...).
-      output_dir: a new or empty folder.
-      do_lower_case: the casing, where a path's folder records none.
-    """
-    if isinstance(checkpoint, (str, os.PathLike)):
-        from bert_tf.checkpoints import registry
-
-        refuse_existing(output_dir, "output directory")
-        checkpoint = registry.load_pretrained(checkpoint, do_lower_case=do_lower_case)
-    write(checkpoint, output_dir)
