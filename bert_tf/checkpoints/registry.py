@@ -19,11 +19,16 @@ bert-sst2/: Hugging Face folder, safetensors (model.safetensors)
 
 import os
 
-from bert_tf.checkpoints import keras_hub
+from bert_tf.checkpoints import (google_research, huggingface, keras_file, keras_hub,
+                                 model_dir_format)
 from bert_tf.model_dir import CheckpointError
 
 # Every format, in the order `detect_format` tries them.
 FORMATS = (
+    model_dir_format.FORMAT,
+    google_research.FORMAT,
+    huggingface.FORMAT,
+    keras_file.FORMAT,
     keras_hub.FORMAT,
 )
 
