@@ -206,3 +206,43 @@ def test_writer_refuses_an_existing_output(read_fixtures, tmp_path):
     with pytest.raises(OutputExistsError):
         writer.write(read_fixtures["backbone"], str(tmp_path / "out"))
     assert os.listdir(tmp_path / "out") == ["keep.txt"]
+
+
+def test_text_classifier_from_pretrained_keeps_the_head(references, texts):
+    from bert_tf.keras_tasks import TextClassifier
+
+    classifier = TextClassifier.from_pretrained(os.path.join(FIXTURES, "classifier"))
+    np.testing.assert_allclose(classifier.predict(texts, verbose=0),
+                               references["classifier/logits"], atol=TOLERANCE)
+
+
+@pytest.mark.slow  # each run starts a TensorFlow process
+def test_convert_checkpoint_tool_both_ways(tmp_path, references):
+    """keras-hub preset -> model directory -> keras-hub preset, as a user runs the tool."""
+    from tests.tools.conftest import run_tool
+
+    model_dir, preset = tmp_path / "model_dir", tmp_path / "preset"
+    result = run_tool("convert_checkpoint", f"--input={FIXTURES}/classifier",
+                      f"--output_dir={model_dir}")
+    assert result.returncode == 0, result.stderr[-3000:]
+    info = json.loads((model_dir / "model_info.json").read_text())
+    assert (info["head"], info["do_lower_case"], info["max_seq_length"]) == (
+        "classifier", True, 24)
+    result = run_tool("convert_checkpoint", "--from=ours", "--to=keras_hub",
+                      f"--input={model_dir}", f"--output_dir={preset}")
+    assert result.returncode == 0, result.stderr[-3000:]
+    pretrained = registry.load_pretrained(str(preset))
+    inputs = _encoder_inputs(references, "classifier")
+    logits = pretrained.build_model()(inputs).numpy()
+    np.testing.assert_allclose(logits, references["classifier/logits"], atol=TOLERANCE)
+    assert pretrained.max_seq_length == 24 and pretrained.lower_case is True
+
+
+@pytest.mark.slow
+def test_convert_checkpoint_tool_refuses_roberta_in_one_line(tmp_path):
+    from tests.tools.conftest import assert_user_error, run_tool
+
+    result = run_tool("convert_checkpoint", f"--input={FIXTURES}/roberta",
+                      f"--output_dir={tmp_path / 'out'}")
+    assert_user_error(result, "RobertaBackbone preset, not BERT")
+    assert not (tmp_path / "out").exists()
