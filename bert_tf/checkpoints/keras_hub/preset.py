@@ -13,7 +13,9 @@
   task.weights.h5      the task's own weights (classifier `logits` Dense, or masked-LM head)
   preprocessor.json    the task's preprocessor (`sequence_length`)
   tokenizer.json       `BertTokenizer` (`lowercase`); its vocab in
-                       assets/tokenizer/vocabulary.txt
+                       assets/tokenizer/vocabulary.txt. keras-hub lower-cases without
+                       stripping accents by default (its uncased BERT presets too); bert_tf
+                       strips them when it lower-cases: read with a warning
 
 keras-hub's `BertBackbone` computes the tanh GELU (our `gelu_approximate`) with LayerNorm
 epsilon 1e-12; its masked-LM head the exact GELU with epsilon 1e-5. Every file is parsed with
@@ -27,6 +29,8 @@ Example:
 
 import dataclasses
 import os
+
+from absl import logging
 
 from bert_tf.configs import BertConfig
 from bert_tf.model_dir import CheckpointError, read_json_object
@@ -185,6 +189,11 @@ def _read_tokenizer(preset):
     lower_case = config.get("lowercase", False)
     if not isinstance(lower_case, bool):
         raise CheckpointError(f"{path}: `lowercase` must be true or false; got {lower_case!r}.")
+    if lower_case and not config.get("strip_accents", False):
+        logging.warning("%s lower-cases without stripping accents (keras-hub's default); "
+                        "bert_tf strips them when it lower-cases, as google-research and "
+                        "Hugging Face's uncased BERT do, so ids differ only on accented "
+                        "letters.", path)
     preset.lower_case = lower_case
     if preset.has(VOCAB_FILE):
         preset.vocab_file = preset.path(VOCAB_FILE)
