@@ -57,18 +57,15 @@ TABLE = (
     *_dense(f"layer_{LAYER}/intermediate", _BLOCK + "_feedforward_intermediate_dense"),
     *_dense(f"layer_{LAYER}/output", _BLOCK + "_feedforward_output_dense"),
     *_norm(f"layer_{LAYER}/output_layer_norm", _BLOCK + "_feedforward_layer_norm"),
-    *_dense("pooler", "layers/dense"),
+    *_dense("pooler", "layers/dense"),  # pooled_dense, the backbone's only Dense
     *_dense("masked_lm/transform", TASK + "layers/masked_lm_head/_intermediate_dense"),
     *_norm("masked_lm/layer_norm", TASK + "layers/masked_lm_head/_intermediate_layer_norm"),
     Rule("masked_lm/output_bias", TASK + "layers/masked_lm_head/vars/0", False),
 )
-# A BertTextClassifier's `logits` Dense in task.weights.h5.
-CLASSIFIER_KERNEL = TASK + "layers/dense/vars/0"
-CLASSIFIER_BIAS = TASK + "layers/dense/vars/1"
 
 
 def classifier_rules(target):
-    """Rules of the classifier's `logits` Dense into our layer `target`."""
+    """Rules of a BertTextClassifier's `logits` Dense (task.weights.h5) into our `target`."""
     return _dense(target, TASK + "layers/dense")
 
 
@@ -92,7 +89,7 @@ def split_shape(config, name):
 
 
 def _walk(h5py, group, prefix, path, found):
-    """Adds `{name: dataset}` of every dataset under `group` (hard links only) to `found`."""
+    """Adds `{name: shape}` of every dataset under `group` (hard links only) to `found`."""
     for key in group:
         name = prefix + key
         link = group.get(key, getlink=True)
