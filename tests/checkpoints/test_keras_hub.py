@@ -246,3 +246,18 @@ def test_convert_checkpoint_tool_refuses_roberta_in_one_line(tmp_path):
                       f"--output_dir={tmp_path / 'out'}")
     assert_user_error(result, "RobertaBackbone preset, not BERT")
     assert not (tmp_path / "out").exists()
+
+
+def test_sharded_weights_are_refused_in_one_line(tmp_path):
+    path = _copy(tmp_path, "backbone")
+    os.remove(path / "model.weights.h5")
+    (path / "model.weights.json").write_text('{"weight_map": {}}')
+    with pytest.raises(CheckpointError, match="sharded keras-hub weights"):
+        registry.load_pretrained(str(path))
+
+
+def test_lower_casing_without_accent_stripping_is_read_with_a_warning(caplog):
+    with caplog.at_level("WARNING"):
+        pretrained = registry.load_pretrained(os.path.join(FIXTURES, "backbone"))
+    assert pretrained.lower_case is True
+    assert "without stripping accents" in caplog.text
