@@ -77,6 +77,9 @@ def _preprocessor(task, lower_case, sequence_length):
 def _task(pretrained):
     """keras-hub's task class for the checkpoint's head (None: backbone only)."""
     if pretrained.head == "classifier":
+        if pretrained.label_names:
+            logging.warning("keras-hub's BertTextClassifier keeps no label names; %s's (%s) "
+                            "are not written.", pretrained.path, ", ".join(pretrained.label_names))
         return preset_lib.CLASSIFIER
     if pretrained.head == "pretrainer":
         if "next_sentence" in pretrained.heads:
