@@ -62,7 +62,7 @@ def _vocabulary():
         return [line.rstrip("\n") for line in f if line.strip()]
 
 
-def _backbone_inputs(tokenizer, preprocessor):
+def _backbone_inputs(preprocessor):
     """Token ids of TEXTS as the preprocessor packs them, in the backbone's input names."""
     features = preprocessor(TEXTS)
     if isinstance(features, tuple):
@@ -82,7 +82,7 @@ def make_backbone(output_dir, references):
     preprocessor = keras_hub.models.BertTextClassifierPreprocessor(
         tokenizer, sequence_length=SEQUENCE_LENGTH)
     backbone = keras_hub.models.BertBackbone(vocabulary_size=tokenizer.vocabulary_size(), **TINY)
-    inputs = _backbone_inputs(tokenizer, preprocessor)
+    inputs = _backbone_inputs(preprocessor)
     outputs = backbone.predict(inputs, verbose=0)
     path = os.path.join(output_dir, "backbone")
     _save(backbone, path)
@@ -105,7 +105,7 @@ def make_classifier(output_dir, references):
     path = os.path.join(output_dir, "classifier")
     _save(classifier, path)
     references["classifier/logits"] = np.asarray(logits)
-    for name, value in _backbone_inputs(tokenizer, preprocessor).items():
+    for name, value in _backbone_inputs(preprocessor).items():
         references[f"classifier/{name}"] = value
 
 
@@ -120,7 +120,7 @@ def make_masked_lm(output_dir, references):
     head._bias.assign(np.random.default_rng(3).normal(0, 0.5, head._bias.shape))
     packed = keras_hub.models.BertTextClassifierPreprocessor(
         tokenizer, sequence_length=SEQUENCE_LENGTH)
-    inputs = _backbone_inputs(tokenizer, packed)
+    inputs = _backbone_inputs(packed)
     inputs["mask_positions"] = np.array([[1, 2, 3, 4]] * len(TEXTS), np.int32)
     logits = masked_lm(inputs, training=False)  # predict() would run the preprocessor
     path = os.path.join(output_dir, "masked_lm")

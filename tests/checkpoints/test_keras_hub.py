@@ -13,7 +13,7 @@ import pytest
 
 from bert_tf.checkpoints import registry
 from bert_tf.checkpoints.keras_hub import preset as preset_lib
-from bert_tf.checkpoints.keras_hub import reader, writer
+from bert_tf.checkpoints.keras_hub import writer
 from bert_tf.file_io import OutputExistsError
 from bert_tf.model_dir import CheckpointError
 
