@@ -19,8 +19,8 @@ bert-sst2/: Hugging Face folder, safetensors (model.safetensors)
 
 import os
 
-from bert_tf.checkpoints import (google_research, huggingface, keras_file, model_dir_format,
-                                 tf_hub)
+from bert_tf.checkpoints import (google_research, huggingface, keras_file, keras_hub,
+                                 model_dir_format, tf_hub)
 from bert_tf.model_dir import CheckpointError
 
 # Every format, in the order `detect_format` tries them.
@@ -30,6 +30,7 @@ FORMATS = (
     huggingface.FORMAT,
     keras_file.FORMAT,
     tf_hub.FORMAT,
+    keras_hub.FORMAT,
 )
 
 

@@ -1,0 +1,136 @@
+"""Reads a keras-hub BERT preset into bert_tf layers, without keras-hub.
+
+The backbone becomes a `BertEncoder` (`hidden_act` gelu_approximate, keras-hub's), a
+`BertTextClassifier`'s `logits` Dense the task head (what `TextClassifier.from_pretrained`
+keeps), a `BertMaskedLM`'s head the `masked_lm` pretraining head (exact GELU, LayerNorm
+epsilon 1e-5, as keras-hub computes it), the tokenizer's vocabulary and `lowercase` the vocab
+and casing, and the preprocessor's `sequence_length` the `max_seq_length`. Every weight goes
+through `weights_file.TABLE` and `weight_map.assign_from` (shapes checked first, every tensor
+used once).
+
+Example:
+>>> pretrained = read("bert_classifier_preset/")  # doctest: +SKIP
+>>> pretrained.head, pretrained.num_labels, pretrained.max_seq_length  # doctest: +SKIP
+('classifier', 3, 24)
+"""
+
+import os
+
+import keras
+from absl import logging
+
+from bert_tf.checkpoints import weight_map
+from bert_tf.checkpoints.format import FolderDescription
+from bert_tf.checkpoints.keras_hub import preset as preset_lib
+from bert_tf.checkpoints.keras_hub import weights_file
+from bert_tf.checkpoints.pretrained import Pretrained
+from bert_tf.checkpoints.tokenizer_json import FolderVocab
+from bert_tf.layers.masked_lm_head import MaskedLMHead
+from bert_tf.model_dir import CheckpointError
+from bert_tf.tokenization import vocab as vocab_lib
+
+NAME = "keras_hub"
+TITLE = "keras-hub preset"
+# Our name of the standalone task-head layer the classifier's `logits` Dense is read into.
+TASK_HEAD = "task_head"
+HEADS = {None: "encoder", preset_lib.CLASSIFIER: "classifier",
+         preset_lib.MASKED_LM: "pretrainer"}
+
+
+def _weights_files(preset):
+    """`{prefix: path}` of the preset's weights files, each required where the JSON needs it."""
+    model = preset.path(weights_file.MODEL_WEIGHTS_FILE)
+    if not os.path.isfile(model):
+        if preset.has(preset_lib.SHARDED_WEIGHTS_FILE):
+            raise CheckpointError(
+                f"{preset.folder}: sharded keras-hub weights ({preset_lib.SHARDED_WEIGHTS_FILE}"
+                " + model_*.weights.h5) are not read; save the preset with a larger "
+                "max_shard_size.")
+        raise FileNotFoundError(f"No {weights_file.MODEL_WEIGHTS_FILE} in keras-hub preset "
+                                f"{preset.folder}.")
+    files = {"": model}
+    task = preset.path(weights_file.TASK_WEIGHTS_FILE)
+    if preset.task is not None and not os.path.isfile(task):
+        raise FileNotFoundError(f"No {weights_file.TASK_WEIGHTS_FILE} in keras-hub preset "
+                                f"{preset.folder}, whose {preset_lib.TASK_FILE} is a "
+                                f"{preset.task}: its head's weights are missing.")
+    if os.path.isfile(task):
+        files[weights_file.TASK] = task
+    return files
+
+
+def _vocab(preset):
+    """The tokenizer's `FolderVocab` (vocabulary.txt, casing from tokenizer.json)."""
+    if preset.vocab_file is None:
+        raise FileNotFoundError(
+            f"No {preset_lib.VOCAB_FILE} in keras-hub preset {preset.folder}: save the "
+            "tokenizer with it (`tokenizer.save_to_preset` or a task's `save_to_preset`).")
+    tokens = vocab_lib.load_vocab(preset.vocab_file)
+    if len(tokens) > preset.config.vocab_size:
+        raise CheckpointError(
+            f"{preset.vocab_file}: {len(tokens)} tokens, but {preset_lib.CONFIG_FILE}'s "
+            f"vocabulary_size is {preset.config.vocab_size}.")
+    return FolderVocab(list(tokens), vocab_file=preset.vocab_file,
+                       lower_case=preset.lower_case,
+                       where=preset.path(preset_lib.TOKENIZER_FILE))
+
+
+def masked_lm_head(encoder):
+    """A `MaskedLMHead` computing what keras-hub's `BertMaskedLM` head does."""
+    head = MaskedLMHead(encoder.embeddings.word_embeddings, hidden_act=preset_lib.MASKED_LM_ACT,
+                        layer_norm_eps=preset_lib.MASKED_LM_LAYER_NORM_EPS, name="masked_lm")
+    head.build()
+    return head
+
+
+def read(path, do_lower_case=None):
+    """Reads a keras-hub BERT preset into a `Pretrained`.
+
+    Raises:
+      FileNotFoundError: no weights file, or no vocabulary.
+      CheckpointError: a preset of another architecture (named), a task or tokenizer bert_tf
+        does not read, or weights unlike the config (file and dataset named).
+    """
+    preset = preset_lib.read_preset(path)
+    files = _weights_files(preset)
+    vocab = _vocab(preset)
+    lower_case = vocab.choose_lower_case(do_lower_case)
+    config = preset.config
+    encoder, _ = weight_map.build_models(config)
+    heads, layers = {}, [encoder]
+    if preset.task == preset_lib.MASKED_LM:
+        heads["masked_lm"] = masked_lm_head(encoder)
+        layers.append(heads["masked_lm"])
+    rules = weights_file.expand(config, list(heads))
+    weights = weight_map.model_weights(*layers)
+    task_head = None
+    if preset.task == preset_lib.CLASSIFIER:
+        task_head = keras.layers.Dense(preset.num_classes, dtype="float32", name=TASK_HEAD)
+        task_head.build((None, config.hidden_size))
+        rules += weights_file.classifier_rules(TASK_HEAD)
+        weights.update(weight_map.model_weights(task_head))
+    weight_map.assign_from(weights_file.read_weights(files, config), rules, weights)
+    logging.info("Read keras-hub preset %s (%s, %d tensors).", path,
+                 preset.task or preset_lib.BACKBONE, len(rules))
+    return Pretrained(
+        format=NAME, path=os.fspath(path), config=config, encoder=encoder,
+        head=HEADS[preset.task], vocab=vocab, lower_case=lower_case, heads=heads,
+        task_head=task_head,
+        problem_type="single_label_classification" if task_head is not None else None,
+        dropout_rate=preset.dropout_rate, max_seq_length=preset.sequence_length,
+        model_info={"source": NAME, "keras_hub_class": preset.task or preset_lib.BACKBONE})
+
+
+def describe(path):
+    """A `FolderDescription` of a preset from its JSON files (no weights read)."""
+    preset = preset_lib.read_preset(path)
+    files = [name for name in (weights_file.MODEL_WEIGHTS_FILE, weights_file.TASK_WEIGHTS_FILE)
+             if preset.has(name)]
+    return FolderDescription(
+        path=os.fspath(path), format=NAME, weights=files,
+        title=TITLE + (f", preprocessor sequence_length {preset.sequence_length}"
+                       if preset.sequence_length else ""),
+        architecture=preset.task or preset_lib.BACKBONE, head=HEADS[preset.task],
+        num_labels=preset.num_classes,
+        pretraining_heads=["masked_lm"] if preset.task == preset_lib.MASKED_LM else [],
+        vocab=preset.vocab_file, lower_case=preset.lower_case)
