@@ -64,6 +64,7 @@ FLAGS = flags.FLAGS
 
 def main(argv):
     del argv
+    cli.bare_console()  # progress lines as they are, without absl's prefix
     settings = PredictSettings(
         model=FLAGS.model, head=FLAGS.head, max_seq_length=FLAGS.max_seq_length,
         batch_size=FLAGS.batch_size, pooling=FLAGS.pooling, normalize=FLAGS.normalize,
