@@ -22,15 +22,10 @@ from bert_tf import cli  # First: quiets TensorFlow's C++ start-up logging.
 from absl import flags  # noqa: E402
 
 from bert_tf.corpus_inference import readers  # noqa: E402
-from bert_tf.corpus_inference.predictor import HEADS, LONG_LINES, PredictSettings  # noqa: E402
+from bert_tf.corpus_inference.predictor import PredictSettings  # noqa: E402
 from bert_tf.corpus_inference.writers import FORMATS  # noqa: E402
-from bert_tf.keras_tasks.sentence_encoder import POOLINGS  # noqa: E402
 
-_DEFAULTS = PredictSettings(model="")
-
-flags.DEFINE_string("model", None, "Model directory, Hugging Face or google-research folder.")
-flags.DEFINE_enum("head", "auto", HEADS, "What to compute: auto takes the folder's own task head "
-                  "(classifier, token_classifier), else encoder (embeddings).")
+cli.define_flags(PredictSettings)
 flags.DEFINE_string("input_file", None, "Input: comma-separated globs of text (.gz ok), .jsonl "
                     "or .parquet files (gs:// ok).")
 flags.DEFINE_string("text_column", "text", "The text's key in .jsonl and .parquet inputs.")
@@ -40,18 +35,6 @@ flags.DEFINE_enum("undecodable_lines", "skip", readers.UNDECODABLE_POLICIES,
 flags.DEFINE_string("output", None, "Output folder for the shards; must be new or empty.")
 flags.DEFINE_enum("output_format", "parquet", FORMATS, "Shard format.")
 flags.DEFINE_integer("num_shards", 1, "Shards the results are spread over.", lower_bound=1)
-flags.DEFINE_integer("max_seq_length", None, "WordPieces per model input, [CLS] and [SEP] "
-                     "included (default: the folder's, else 128).", lower_bound=3)
-flags.DEFINE_integer("batch_size", _DEFAULTS.batch_size, "Inputs per forward pass (lines of like "
-                     "length are batched together).", lower_bound=1)
-flags.DEFINE_enum("pooling", _DEFAULTS.pooling, POOLINGS, "Embeddings: mean over tokens or [CLS].")
-flags.DEFINE_bool("normalize", _DEFAULTS.normalize, "Embeddings: unit L2 norm.")
-flags.DEFINE_enum("long_lines", _DEFAULTS.long_lines, LONG_LINES,
-                  "A line longer than --max_seq_length: truncate (counted) or windows: overlapping "
-                  "windows --doc_stride pieces apart, pooled into one result (the mean of the "
-                  "windows' embeddings, renormalized with --normalize, or of their probabilities).")
-flags.DEFINE_integer("doc_stride", _DEFAULTS.doc_stride, "--long_lines=windows: WordPieces between "
-                     "window starts (google-research's doc_stride).", lower_bound=1)
 flags.DEFINE_string("beam_pipeline_options", None,
                     "Apache Beam options as name=value,... (the format of `tfds build`), e.g. "
                     "runner=DirectRunner,direct_num_workers=2,direct_running_mode=multi_processing or "
@@ -65,10 +48,7 @@ FLAGS = flags.FLAGS
 def main(argv):
     del argv
     cli.bare_console()  # progress lines as they are, without absl's prefix
-    settings = PredictSettings(
-        model=FLAGS.model, head=FLAGS.head, max_seq_length=FLAGS.max_seq_length,
-        batch_size=FLAGS.batch_size, pooling=FLAGS.pooling, normalize=FLAGS.normalize,
-        long_lines=FLAGS.long_lines, doc_stride=FLAGS.doc_stride)
+    settings = cli.options_from_flags(PredictSettings)
     reader = readers.LineReader(FLAGS.text_column, FLAGS.id_column, FLAGS.undecodable_lines)
     with cli.quiet_beam(FLAGS.beam_pipeline_options):
         from bert_tf.corpus_inference.corpus_predictions import predict_corpus  # pylint: disable=import-outside-toplevel  (Beam is an extra.)
@@ -76,8 +56,8 @@ def main(argv):
         stats = predict_corpus(FLAGS.input_file, FLAGS.output, settings, FLAGS.output_format,
                                FLAGS.num_shards, reader, FLAGS.beam_pipeline_options)
     print(f"{stats['lines']} lines ({stats['lines_per_second']:.1f} lines/s); "
-          f"{stats['truncated_lines']} truncated, {stats['windowed_lines']} read as windows, skipped {stats['empty_lines']} empty and "
-          f"{stats['undecodable_lines']} undecodable")
+          f"{stats['truncated_lines']} truncated, {stats['windowed_lines']} read as windows; "
+          f"skipped {stats['empty_lines']} empty and {stats['undecodable_lines']} undecodable")
     print(f"wrote {stats['lines']} results in {len(stats['output_files'])} "
           f"{FLAGS.output_format} shard(s) to {FLAGS.output}")
 

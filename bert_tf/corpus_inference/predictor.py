@@ -25,6 +25,7 @@ import numpy as np
 import tensorflow as tf
 
 from bert_tf.checkpoints import describe
+from bert_tf.options import check_options, option
 from bert_tf.corpus_inference import windows
 from bert_tf.keras_tasks import SentenceEncoder, TextClassifier, TokenClassifier
 from bert_tf.keras_tasks.sentence_encoder import POOLINGS
@@ -38,16 +39,25 @@ _TASKS = {"classifier": TextClassifier, "token_classifier": TokenClassifier}
 
 @dataclasses.dataclass(frozen=True)
 class PredictSettings:
-    """What to run over the corpus (the model-side flags of `tools/predict.py`)."""
+    """What to run over the corpus: the model-side flags of `tools/predict.py`."""
 
-    model: str
-    head: str = "auto"
-    max_seq_length: int = None
-    batch_size: int = 128
-    pooling: str = "mean"
-    normalize: bool = True
-    long_lines: str = "truncate"
-    doc_stride: int = 64
+    model: str = option(None, "Model directory, Hugging Face or google-research folder.",
+                        required=True)
+    head: str = option("auto", "What to compute: auto takes the folder's own task head "
+                       "(classifier, token_classifier), else encoder (embeddings).", choices=HEADS)
+    max_seq_length: int = option(None, "WordPieces per model input, [CLS] and [SEP] included "
+                                 "(default: the folder's, else 128).", lower_bound=3)
+    batch_size: int = option(128, "Inputs per forward pass (lines of like length are batched "
+                             "together).", lower_bound=1)
+    pooling: str = option("mean", "Embeddings: mean over tokens or [CLS].", choices=POOLINGS)
+    normalize: bool = option(True, "Embeddings: unit L2 norm.")
+    long_lines: str = option(
+        "truncate", "A line longer than --max_seq_length: truncate (counted) or windows: "
+        "overlapping windows --doc_stride pieces apart, pooled into one result (the mean of the "
+        "windows' embeddings, renormalized with --normalize, or of their probabilities).",
+        choices=LONG_LINES)
+    doc_stride: int = option(64, "--long_lines=windows: WordPieces between window starts "
+                             "(google-research's doc_stride).", lower_bound=1)
 
 
 class Prediction(collections.namedtuple("Prediction", ["record", "order", "long"])):
@@ -74,10 +84,7 @@ class Predictor:
     """The loaded model of `settings` and its per-batch prediction (see the module doc)."""
 
     def __init__(self, settings):
-        if settings.long_lines not in LONG_LINES or settings.pooling not in POOLINGS:
-            raise TaskInputError(f"long_lines must be one of {LONG_LINES} and pooling one of "
-                                 f"{POOLINGS}; received {settings.long_lines!r}, "
-                                 f"{settings.pooling!r}.")
+        check_options(settings)
         self.settings = settings
         self.head = resolve_head(settings.model, settings.head)
         if self.head == "token_classifier" and settings.long_lines == "windows":

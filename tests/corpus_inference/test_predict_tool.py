@@ -9,7 +9,7 @@ import pytest
 
 from bert_tf.keras_tasks import SentenceEncoder, TextClassifier, TokenClassifier
 from tests.corpus_inference.conftest import LABELS, TAGS, write_corpus
-from tests.tools.conftest import assert_user_error, run_tool
+from tests.tools.conftest import assert_helpshort, assert_user_error, run_tool
 
 pyarrow = pytest.importorskip("pyarrow", reason="pyarrow comes with apache-beam (the beam extra)")
 parquet = pytest.importorskip("pyarrow.parquet", reason="as above")
@@ -35,6 +35,11 @@ def read_results(output):
     return results
 
 
+def test_helpshort():
+    assert_helpshort("predict", "model", "head", "long_lines", "doc_stride", "output_format",
+                     "text_column", "beam_pipeline_options")
+
+
 def test_classifier_on_text_files_writes_parquet_shards_equal_to_predict(classifier_dir, tmp_path):
     pattern, texts = write_corpus(tmp_path)
     output = tmp_path / "preds"
@@ -43,7 +48,7 @@ def test_classifier_on_text_files_writes_parquet_shards_equal_to_predict(classif
                       "--max_seq_length=16", "--batch_size=2")
     assert result.returncode == 0, result.stderr[-3000:]
     assert result.stdout.splitlines()[-1] == f"wrote 5 results in 2 parquet shard(s) to {output}"
-    assert "1 truncated" in result.stdout and "skipped 1 empty" in result.stdout
+    assert "1 truncated, 0 read as windows; skipped 1 empty and 0 undecodable" in result.stdout
     assert sorted(os.listdir(output)) == ["part-00000-of-00002.parquet", "part-00001-of-00002.parquet"]
     results = read_results(output)
     assert sorted(results) == sorted(texts)
