@@ -18,6 +18,7 @@ Example:
 """
 
 import collections
+import contextlib
 import dataclasses
 import gzip
 import json
@@ -78,8 +79,10 @@ class LineReader:
         """(line number, text, id or None) of a text or JSON lines file."""
         number = 0
         try:
-            raw = file_io.open_file(path, "rb")
-            with gzip.GzipFile(fileobj=raw, mode="rb") if path.endswith(".gz") else raw as lines:
+            with contextlib.ExitStack() as stack:
+                lines = stack.enter_context(file_io.open_file(path, "rb"))
+                if path.endswith(".gz"):
+                    lines = stack.enter_context(gzip.GzipFile(fileobj=lines, mode="rb"))
                 for number, raw_line in enumerate(lines, 1):
                     line = self._decode(raw_line.rstrip(b"\r\n"), path, number)
                     if line is None:
