@@ -73,8 +73,10 @@ def resolve_head(model, head="auto"):
     """
     held = describe.describe_folder(model).head
     held = held if held in _TASKS else "encoder"
-    if head in ("auto", held) or head == "encoder":
-        return held if head == "auto" else head
+    if head == "auto":
+        return held
+    if head in (held, "encoder"):  # every folder holds an encoder
+        return head
     raise TaskInputError(f"--model={model} holds no fine-tuned {head} head (it holds "
                          f"{'an encoder only' if held == 'encoder' else 'a ' + held}); "
                          f"pass --head={held} or a model fine-tuned as a {head}.")
