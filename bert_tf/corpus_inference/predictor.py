@@ -6,7 +6,7 @@
   sigmoid per label for multi-label; a regressor gives `score` instead);
 - token classifier (`TokenClassifier`): `tags`, one label name per whitespace word;
 - encoder (a folder without a task head, or `head="encoder"`): `embedding`, what
-  `SentenceEncoder.from_pretrained(folder, pooling, normalize).predict` gives.
+  `SentenceEncoder.from_pretrained(folder).predict` gives (`pooling`, `normalize` override).
 Each batch is tokenized once; its windows (`windows`: one per line unless
 `long_lines="windows"`) are sorted by length and run `batch_size` at a time, so a batch holds
 lines of like length and packed inference has little padding to drop. Results come back in
@@ -49,8 +49,11 @@ class PredictSettings:
                                  "(default: the folder's, else 128).", lower_bound=3)
     batch_size: int = option(128, "Inputs per forward pass (lines of like length are batched "
                              "together).", lower_bound=1)
-    pooling: str = option("mean", "Embeddings: mean over tokens or [CLS].", choices=POOLINGS)
-    normalize: bool = option(True, "Embeddings: unit L2 norm.")
+    pooling: str = option(None, "Embeddings: how tokens are pooled (default: as "
+                          "SentenceEncoder.from_pretrained pools for the folder: mean).",
+                          choices=POOLINGS)
+    normalize: bool = option(None, "Embeddings: unit L2 norm (default: as "
+                             "SentenceEncoder.from_pretrained does for the folder: yes).")
     long_lines: str = option(
         "truncate", "A line longer than --max_seq_length: truncate (counted) or windows: "
         "overlapping windows --doc_stride pieces apart, pooled into one result (the mean of the "
@@ -94,9 +97,11 @@ class Predictor:
                                  "outputs; a token classifier tags the words of the first window "
                                  "only (pass --long_lines=truncate).")
         if self.head == "encoder":
+            # Only what the user set: from_pretrained's defaults are `predict`'s.
+            given = {name: getattr(settings, name) for name in ("pooling", "normalize")
+                     if getattr(settings, name) is not None}
             self.model = SentenceEncoder.from_pretrained(
-                settings.model, pooling=settings.pooling, normalize=settings.normalize,
-                max_seq_length=settings.max_seq_length)
+                settings.model, max_seq_length=settings.max_seq_length, **given)
         else:
             self.model = _TASKS[self.head].from_pretrained(
                 settings.model, max_seq_length=settings.max_seq_length)
@@ -135,7 +140,7 @@ class Predictor:
         pooled = windows.mean_by_line(np.concatenate(outputs), [span[0] for span in spans],
                                       len(lengths))
         if self.head == "encoder":
-            if self.settings.normalize:
+            if self.model.normalize:
                 pooled /= np.maximum(np.linalg.norm(pooled, axis=-1, keepdims=True), 1e-12)
             return [{"embedding": row.tolist()} for row in pooled]
         return [self._classes(row) for row in pooled]
