@@ -19,6 +19,7 @@ import tensorflow as tf
 from bert_tf.corpus_inference.corpus_predictions import predict_corpus
 from bert_tf.corpus_inference.predictor import Predictor, PredictSettings
 from bert_tf.corpus_inference.readers import Line
+from bert_tf.dtype_policy import measured_matmul_flops
 from bert_tf.export import export_saved_model
 
 
@@ -73,6 +74,7 @@ def benchmark_corpus(model_dir, lines, batch_size=128):
             {"what": "corpus", "system": "tools/predict pipeline, DirectRunner, 1 worker",
              "lines_per_s": len(lines) / pipeline, "pipeline_run_s": stats["seconds"],
              "overhead_ms_per_line": 1000 * (pipeline - saved_model) / len(lines)}]
+    matmul_gflops = measured_matmul_flops("float32") / 1e9  # the machine's rate beside the times
     for row in rows:
-        row.update(lines=len(lines), batch_size=batch_size)
+        row.update(lines=len(lines), batch_size=batch_size, float32_matmul_gflops=matmul_gflops)
     return rows
