@@ -5,8 +5,9 @@
       ─ key by shard ─ group ─ write each shard (temporary name, then rename)
       ─ the counts of every step, summed into one JSON file the launcher reads
 
-The reshuffle spreads one big file's lines over every worker: reading is cheap, inference is
-not. Counts travel as data as well as Beam metrics (namespace `bert_tf.predict`), because
+The reshuffle spreads one big file's lines over every worker (reading is cheap, inference is
+not) on the runners that reshuffle; the DaskRunner does not (a no-op there), so on Dask the
+files bound the parallelism: one bag partition per file (`beam_options.dask_partitions`). Counts travel as data as well as Beam metrics (namespace `bert_tf.predict`), because
 the DaskRunner has no metrics; and every step leads into the last one, the only one the
 DaskRunner computes (`beam_options`).
 """
