@@ -110,3 +110,16 @@ def test_an_output_folder_with_results_is_refused_and_kept(classifier_dir, tmp_p
                       f"--output={tmp_path}/out")
     assert_user_error(result, f"--output={tmp_path}/out: the output folder already exists")
     assert os.listdir(tmp_path / "out") == ["part-00000-of-00001.parquet"]
+
+
+@pytest.mark.parametrize("flags, fragment", [
+    (["--undecodable_lines=fail"], "b.txt:2: the line is not UTF-8"),
+    (["--head=token_classifier"], "holds no fine-tuned token_classifier head"),
+])
+def test_fatal_bad_line_and_missing_head_are_one_line(classifier_dir, tmp_path, flags, fragment):
+    (tmp_path / "b.txt").write_bytes(b"Fine.\nBad \xff byte.\n")
+    result = run_tool("predict", f"--model={classifier_dir}", f"--input_file={tmp_path}/b.txt",
+                      f"--output={tmp_path}/out", *flags)
+    assert_user_error(result, "predict: error: ", fragment)
+    assert len([line for line in result.stderr.splitlines() if "error" in line]) == 1, result.stderr
+    assert os.listdir(tmp_path) == ["b.txt"]
