@@ -15,6 +15,7 @@
   python benchmarks/benchmark.py --what=fit_strings --model_dir=/tmp/minilm --batch_size=32
   python benchmarks/benchmark.py --what=serving --model_dir=/tmp/minilm --hf_dir=<HF folder> \
       --ref_python=.venv-ref/bin/python
+  python benchmarks/benchmark.py --what=corpus --model_dir=/tmp/minilm --batch_size=128 --num_sentences=2048
 
 Prints one JSON row per measurement. Peers (keras-hub, Hugging Face `tokenizers`) run in the
 same process where installed (`pip install -e '.[bench]'`), so ratios compare like with like
@@ -40,6 +41,7 @@ import tensorflow as tf  # noqa: E402
 from absl import app, flags  # noqa: E402
 
 from benchmarks import CORPUS_DIR, pretrain_quality  # noqa: E402
+from benchmarks.corpus_inference import benchmark_corpus  # noqa: E402
 from benchmarks.data import (benchmark_create_pretraining_data, benchmark_dynamic_pretraining,  # noqa: E402
                              benchmark_real_tokens, shipped_and_news_corpora)
 from benchmarks.encoder_inference import benchmark_encoder_inference  # noqa: E402
@@ -65,7 +67,7 @@ KERAS_HUB_PEER = "keras_hub_BertMaskedLM.fit"
 
 FLAGS = flags.FLAGS
 flags.DEFINE_enum("what", "encoder", ["encoder", "pretrain_step", "tokenize", "data", "text_pipeline",
-                                     "export", "pretrain_quality", "finetune", "fit_strings", "serving"],
+                                     "export", "pretrain_quality", "finetune", "fit_strings", "serving", "corpus"],
                   "Which hot path to measure.")
 flags.DEFINE_string("bert_config_file", "official_configs/bert_config_base.json",
                     "Model shape (bert_config.json) for encoder/pretrain_step.")
@@ -93,7 +95,8 @@ flags.DEFINE_integer("pipeline_batches", 250, "Text_pipeline: batches timed, aft
                      "give a fair figure (a window's examples are built at each epoch's start).")
 flags.DEFINE_string("model_dir", None, "Export/finetune/serving: the model directory (e.g. the "
                     "converted MiniLM).")
-flags.DEFINE_integer("num_sentences", 4096, "Finetune/fit_strings: BBC News sentences to use.")
+flags.DEFINE_integer("num_sentences", 4096, "Finetune/fit_strings: BBC News sentences to use; "
+                     "corpus: held-out lines.")
 flags.DEFINE_string("hf_dir", None, "Serving: the Hugging Face folder --model_dir was converted "
                     "from (the PyTorch and ONNX Runtime peers read it).")
 flags.DEFINE_string("serving_text_file", HELD_OUT_TEXT, "Serving: real lines, served in file "
@@ -270,6 +273,12 @@ def main(argv):
         else:
             rows = _serving()
         for row in rows:
+            _print(row)
+    elif FLAGS.what == "corpus":
+        if not FLAGS.model_dir:
+            raise app.UsageError("--what=corpus needs --model_dir.")
+        for row in benchmark_corpus(FLAGS.model_dir, arrival_order_lines(limit=FLAGS.num_sentences),
+                                    FLAGS.batch_size):
             _print(row)
     elif FLAGS.what == "pretrain_quality":
         _pretrain_quality()

@@ -106,7 +106,7 @@ def restore_model_dir(model_dir, **objects):
     """
     path = model_checkpoint_path(model_dir)
     try:
-        tf.train.Checkpoint(**objects).read(path).assert_existing_objects_matched()
+        tf.train.Checkpoint(**objects).read(path).expect_partial().assert_existing_objects_matched()
     except AssertionError as error:
         raise CheckpointError(f"Checkpoint {path} does not hold {sorted(objects)} as expected: "
                               f"{error}") from None

@@ -51,3 +51,14 @@ def test_text_pipeline_benchmark_reports_cpu_per_sequence(tmp_path):
     row, = map(json.loads, result.stdout.split("\n")[:-1])
     assert row["batches"] == 3 and row["batch_size"] == 4 and row["seq_length"] == 16
     assert row["examples_per_s"] > 0 and row["cpu_ms_per_sequence"] > 0
+
+
+def test_corpus_benchmark_times_the_pipeline_beside_the_saved_model(tiny_model_dir):
+    command = [sys.executable, "benchmarks/benchmark.py", "--what=corpus",
+               f"--model_dir={tiny_model_dir}", "--batch_size=8", "--num_sentences=40"]
+    result = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, result.stderr[-3000:]
+    rows = [json.loads(line) for line in result.stdout.split("\n")[:-1]]
+    assert [row["lines"] for row in rows] == [40, 40, 40]
+    assert all(row["lines_per_s"] > 0 and row["batch_size"] == 8 for row in rows)
+    assert "overhead_ms_per_line" in rows[-1]

@@ -1,0 +1,43 @@
+"""The Beam `ModelHandler` of `tools/predict.py`: a `Predictor` per worker, windows of lines.
+
+`RunInference` calls `load_model` once per worker process (Beam keeps the model in a shared
+handle across bundles and threads), then `run_inference` on batches that `BatchElements`
+makes. A batch here is a window of `WINDOW_BATCHES` model batches: the predictor sorts its
+lines by length and runs them `batch_size` at a time, so lines close in length share a batch
+(google-research sorts nothing; keras-hub neither; Beam's own length bucketing needs a
+streaming pipeline's `max_batch_duration_secs`).
+
+Example:
+>>> lines | RunInference(TaskModelHandler(PredictSettings(model="sst2/")))  # doctest: +SKIP
+"""
+
+from bert_tf import errors
+from bert_tf.corpus_inference import predictor
+
+base = errors.require_extra("apache_beam.ml.inference.base", extra="beam")
+
+# Model batches per RunInference batch: the window sorted by length.
+WINDOW_BATCHES = 8
+METRICS_NAMESPACE = "bert_tf.predict"
+
+
+class TaskModelHandler(base.ModelHandler):
+    """`readers.Line` in, `predictor.Prediction` out, with the model of `settings`."""
+
+    def __init__(self, settings):
+        window = settings.batch_size * WINDOW_BATCHES
+        super().__init__(min_batch_size=window, max_batch_size=window)
+        self._settings = settings
+
+    def load_model(self):
+        return predictor.Predictor(self._settings)
+
+    def run_inference(self, batch, model, inference_args=None):
+        del inference_args  # none: every setting is the handler's
+        return model.predict(batch)
+
+    def get_num_bytes(self, batch):
+        return sum(len(line.text) for line in batch)
+
+    def get_metrics_namespace(self):
+        return METRICS_NAMESPACE
