@@ -31,7 +31,8 @@ folder with `bert_config.json` + `vocab.txt`:
                head=...)`), for the refusal test.
 `model_garden_reference.npz` holds the fixed inputs and, per folder `<name>/`, Model
 Garden's outputs restored from that folder: `sequence_output`, `pooled_output` (BertEncoder)
-and, for the pretrainers, `mlm_logits` at `masked_lm_positions`.
+and, for the pretrainers, `mlm_logits` at `masked_lm_positions`; for pretrainer_nsp also
+`next_sentence_pooled_output`, its next-sentence head's `pooler_dense` on [CLS].
 """
 
 import argparse
@@ -214,7 +215,11 @@ def main():
     os.makedirs(folder)
     tf.train.Checkpoint(**nsp.checkpoint_items).write(os.path.join(folder, "bert_model.ckpt"))
     write_small_files(folder)
-    store("pretrainer_nsp", pretrainer_outputs(nsp))
+    outputs = pretrainer_outputs(nsp)
+    # What `copy_pooler_dense_to_encoder` pools with: the head's own dense layer on [CLS].
+    outputs["next_sentence_pooled_output"] = nsp.classification_heads[0].dense(
+        outputs["sequence_output"][:, 0]).numpy()
+    store("pretrainer_nsp", outputs)
 
     folder = os.path.join(out, "embedding_width")
     os.makedirs(folder)

@@ -19,10 +19,13 @@ bert-sst2/: Hugging Face folder, safetensors (model.safetensors)
 
 import os
 
+from bert_tf.checkpoints import model_garden
 from bert_tf.model_dir import CheckpointError
 
 # Every format, in the order `detect_format` tries them.
-FORMATS = ()
+FORMATS = (
+    model_garden.FORMAT,  # before model_dir and google_research: its file names can match theirs
+)
 
 
 def find_format(name):

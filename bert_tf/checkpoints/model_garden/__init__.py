@@ -69,14 +69,22 @@ def describe(path):
     vocab = os.path.join(folder, model_dir_lib.VOCAB_NAME)
     return FolderDescription(
         os.fspath(path), NAME, f"{TITLE}, `{layout.name}` layout",
-        weights=[os.path.basename(prefix) + ".*"], architecture=_ARCHITECTURES[layout.name],
+        weights=[os.path.basename(prefix) + ".*"],
+        architecture=_ARCHITECTURES[layout.name] + (
+            f" + {layout_lib.NEXT_SENTENCE_POOLER_KEY}" if layout.next_sentence_pooler else ""),
         head="pretrainer" if layout.masked_lm is not None else "encoder",
         pretraining_heads=["masked_lm"] if layout.masked_lm is not None else [],
         vocab=vocab if os.path.isfile(vocab) else None)
 
 
-def read(path, do_lower_case=None):
+def read(path, do_lower_case=None, copy_pooler_dense_to_encoder=False):
     """The encoder and masked-LM head (where held) as a `Pretrained`.
+
+    Args:
+      copy_pooler_dense_to_encoder: take the pooler from the next-sentence head's
+        `next_sentence.pooler_dense` (the one Model Garden's BERT pretraining trains), as
+        Model Garden's TF Hub export does under that name; by default the encoder's own, so
+        `pooled_output` equals Model Garden's `BertEncoder`'s.
 
     Raises:
       FileNotFoundError: no `vocab.txt`.
@@ -90,7 +98,7 @@ def read(path, do_lower_case=None):
         raise FileNotFoundError(f"{folder} has no {model_dir_lib.VOCAB_NAME}: the WordPiece "
                                 "vocabulary is needed to tokenize text.")
     vocab = FolderVocab(load_vocab(vocab_file), vocab_file)  # Model Garden records no casing
-    encoder, heads = read_models(layout, config, prefix)
+    encoder, heads = read_models(layout, config, prefix, copy_pooler_dense_to_encoder)
     return Pretrained(NAME, os.fspath(path), config, encoder,
                       "pretrainer" if heads else "encoder", vocab,
                       vocab.choose_lower_case(do_lower_case), heads=heads,
@@ -101,4 +109,5 @@ FORMAT = Format(
     name=NAME, title=TITLE,
     layout="bert_config.json + a TF2 checkpoint of a Model Garden BertEncoder or "
            "BertPretrainerV2 (object `encoder` or `model`) + vocab.txt",
-    recognise=recognise, describe=describe, read=read)
+    recognise=recognise, describe=describe, read=read,
+    options=("copy_pooler_dense_to_encoder",))

@@ -22,6 +22,8 @@ from bert_tf.model_dir import CheckpointError, checkpoint_read_error
 OBJECT_GRAPH_KEY = "_CHECKPOINTABLE_OBJECT_GRAPH"
 # The attribute a variable's value is saved under.
 VARIABLE_VALUE = "VARIABLE_VALUE"
+# How a Keras functional model also names the layers its attributes hold.
+_KERAS_ALIASES = ("layer-", "layer_with_weights-")
 
 
 class ObjectGraph:
@@ -62,19 +64,24 @@ class ObjectGraph:
     def variables(self, node, prefix=""):
         """{path below `node`: variable node} of every variable reachable from `node`.
 
-        A variable held by two objects (a tied embedding) appears once, under its first path
-        in a breadth-first walk that visits children in name order.
+        A variable held by two objects (a tied embedding; a Keras functional model's
+        `layer-N` aliases of its attributes) appears once, under its first path in a
+        depth-first walk that visits children in name order, the aliases last.
         """
-        found, seen, queue = {}, {node}, [(node, prefix)]
-        while queue:
-            current, path = queue.pop(0)
+        found, seen = {}, set()
+
+        def visit(current, path):
+            seen.add(current)
             if self.variable_key(current) is not None:
                 found[path] = current
-                continue
-            for name, child in sorted(self.children(current).items()):
+                return
+            children = sorted(self.children(current).items(),
+                              key=lambda item: (item[0].startswith(_KERAS_ALIASES), item[0]))
+            for name, child in children:
                 if child not in seen:
-                    seen.add(child)
-                    queue.append((child, f"{path}/{name}" if path else name))
+                    visit(child, f"{path}/{name}" if path else name)
+
+        visit(node, prefix)
         return found
 
     def shape(self, node):

@@ -29,9 +29,9 @@ _MODEL_GARDEN_KEYS = (EMBEDDING_SIZE, "backward_compatible")
 _ENCODER, _MASKED_LM = "encoder/", "masked_lm/"
 _BLOCK = f"{_ENCODER}_transformer_layers/{LAYER}/"
 _ATTENTION = f"{_BLOCK}_attention_layer/"
-# Root objects whose variables are no model weights bert_tf reads: bookkeeping, the
-# optimizer, and the next-sentence pooler (see `read_models`).
-_IGNORED_ROOTS = ("save_counter", "global_step", "optimizer", NEXT_SENTENCE_POOLER_KEY)
+_NEXT_SENTENCE_POOLER = NEXT_SENTENCE_POOLER_KEY + "/"
+# Root objects whose variables are no model weights: bookkeeping and the optimizer.
+_IGNORED_ROOTS = ("save_counter", "global_step", "optimizer")
 
 
 def _dense(target, source):
@@ -102,11 +102,13 @@ def _attention_shapes(config):
     return shapes
 
 
-def _source(layout, rules, config, prefix):
+def _source(layout, rules, config, prefix, skipped):
     """The `TensorSource` of the checkpoint: the table's objects under their table paths
-    (attention weights flattened to `[H, H]`), every other variable under its graph path."""
+    (attention weights flattened to `[H, H]`), every other variable but the `skipped` nodes
+    under its graph path (so that `weight_map.assign_from` names it as unused)."""
     graph = layout.graph
-    roots = {_ENCODER: layout.encoder, _MASKED_LM: layout.masked_lm}
+    roots = {_ENCODER: layout.encoder, _MASKED_LM: layout.masked_lm,
+             _NEXT_SENTENCE_POOLER: layout.next_sentence_pooler}
     nodes = {}
     for rule in rules:
         root = next(name for name in roots if rule.source.startswith(name))
@@ -133,7 +135,7 @@ def _source(layout, rules, config, prefix):
             shape = (config.hidden_size,) if suffix.endswith("bias") else (config.hidden_size,
                                                                           config.hidden_size)
         shapes[name] = shape
-    used = set(nodes.values())
+    used = set(nodes.values()) | set(skipped)
     for path, node in graph.variables(graph.ROOT).items():
         if node not in used:
             shapes[path] = graph.shape(node)
@@ -146,15 +148,48 @@ def _source(layout, rules, config, prefix):
     return weight_map.TensorSource(shapes, read, where=prefix)
 
 
-def read_models(layout, config, prefix):
+def _pooler_rules(rules, layout, prefix, copy_pooler_dense_to_encoder):
+    """`rules` with the pooler read from where the caller chose, and the pooler nodes left
+    unread (logged).
+
+    Model Garden's BERT pretraining trains `next_sentence.pooler_dense` (its next-sentence
+    head pools [CLS] itself) and leaves the encoder's pooler as initialised; its TF Hub export
+    copies that dense layer into the encoder when asked (`copy_pooler_dense_to_encoder`).
+    """
+    graph = layout.graph
+    nsp_pooler = layout.next_sentence_pooler
+    if copy_pooler_dense_to_encoder and nsp_pooler is None:
+        raise CheckpointError(f"Checkpoint {prefix} holds no `{NEXT_SENTENCE_POOLER_KEY}` to "
+                              "copy into the encoder's pooler (copy_pooler_dense_to_encoder).")
+    if nsp_pooler is None:
+        return rules, []
+    if not copy_pooler_dense_to_encoder:
+        logging.warning("%s: `%s` is not read, the encoder's own pooler is (as Model Garden's "
+                        "BertEncoder computes pooled_output); pass "
+                        "copy_pooler_dense_to_encoder=True for the pooler its next-sentence "
+                        "task trained.", prefix, NEXT_SENTENCE_POOLER_KEY)
+        return rules, list(graph.variables(nsp_pooler).values())
+    pooler = f"{_ENCODER}_pooler_layer/"
+    logging.info("%s: the pooler is read from `%s`.", prefix, NEXT_SENTENCE_POOLER_KEY)
+    rules = [rule._replace(source=rule.source.replace(pooler, _NEXT_SENTENCE_POOLER))
+             for rule in rules]
+    return rules, list(graph.variables(graph.find(layout.encoder, pooler[len(_ENCODER):-1]))
+                       .values())
+
+
+def read_models(layout, config, prefix, copy_pooler_dense_to_encoder=False):
     """Our encoder and masked-LM head (where the checkpoint has one), filled from `layout`.
+
+    Args:
+      copy_pooler_dense_to_encoder: read the pooler from the next-sentence head's
+        `pooler_dense` instead of the encoder's (Model Garden's export option of that name).
 
     Returns:
       `(encoder, heads)`, heads keyed as `BertPretrainer.checkpoint_items()`.
 
     Raises:
       CheckpointError: an embedding projection, tensors missing, left over (named), shaped
-        unlike the config or not finite.
+        unlike the config or not finite; no `pooler_dense` to copy.
     """
     if "_embedding_projection" in layout.graph.children(layout.encoder):
         raise CheckpointError(f"Checkpoint {prefix}: the encoder has an embedding projection "
@@ -162,17 +197,12 @@ def read_models(layout, config, prefix):
                               "has none.")
     heads = ["masked_lm"] if layout.masked_lm is not None else []
     encoder, head_layers = weight_map.build_models(config, heads)
-    rules = weight_map.expand(TABLE, config.num_hidden_layers, heads)
-    source = _source(layout, rules, config, prefix)
+    rules, skipped = _pooler_rules(weight_map.expand(TABLE, config.num_hidden_layers, heads),
+                                   layout, prefix, copy_pooler_dense_to_encoder)
+    source = _source(layout, rules, config, prefix, skipped)
+    weights = weight_map.model_weights(encoder, *head_layers.values())
     ignored = [name for name in source.shapes if name.split("/")[0] in _IGNORED_ROOTS]
-    skipped = [name for name in ignored if name.startswith(NEXT_SENTENCE_POOLER_KEY)]
-    if skipped:
-        logging.warning("%s: %s is not read: Model Garden's next-sentence head has its own "
-                        "pooler, bert_tf's sits on the encoder's pooled output.", prefix,
-                        NEXT_SENTENCE_POOLER_KEY)
-    weight_map.assign_from(source, rules, weight_map.model_weights(encoder, *head_layers.values()),
-                           ignored=ignored)
+    weight_map.assign_from(source, rules, weights, ignored=ignored)
     logging.info("Read %d tensors from %s (layout %s, heads: %s).", len(rules), prefix,
                  layout.name, heads or "none")
     return encoder, head_layers
-
