@@ -21,7 +21,7 @@ import numpy as np
 from benchmarks.finetune import (
     KERAS_HUB_PEER, LEARNING_RATE, timed_beside_keras_hub)
 from benchmarks.keras_hub_peer import StepsTimer
-from bert_tf.checkpoints.huggingface_export import export_huggingface_checkpoint
+from bert_tf.checkpoints import export_huggingface_checkpoint
 from bert_tf.dtype_policy import policy_scope
 from bert_tf.keras_tasks import TextClassifier
 from bert_tf.model_dir import read_config, restore_model_dir, vocab_path

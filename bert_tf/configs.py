@@ -39,7 +39,7 @@ _IGNORED_HF_KEYS = frozenset({
     "pooler_type", "output_past", "id2label", "label2id", "problem_type", "is_decoder",
     "add_cross_attention", "tie_word_embeddings", "return_dict", "output_hidden_states",
     "output_attentions", "torchscript", "chunk_size_feed_forward", "finetuning_task",
-    "num_labels",  # checked against the head by checkpoints.huggingface_tasks
+    "num_labels",  # checked against the head by checkpoints.huggingface.architectures
 })
 
 

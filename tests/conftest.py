@@ -53,7 +53,7 @@ def minilm_hf_dir():
 @pytest.fixture(scope="session")
 def minilm_model_dir(minilm_hf_dir, tmp_path_factory):
     """Our model directory converted from the installed MiniLM (once per session)."""
-    from bert_tf.checkpoints.huggingface_tasks import convert_huggingface_checkpoint
+    from bert_tf.checkpoints import convert_huggingface_checkpoint
 
     model_dir = str(tmp_path_factory.mktemp("minilm_model_dir"))
     convert_huggingface_checkpoint(minilm_hf_dir, model_dir)

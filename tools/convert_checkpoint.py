@@ -1,4 +1,4 @@
-r"""Converts BERT checkpoints between google-research TF1, Hugging Face and bert_tf.
+r"""Converts BERT checkpoints between the formats bert_tf reads and writes.
 
   # Hugging Face folder (config.json + model.safetensors + vocab.txt) -> model directory
   python tools/convert_checkpoint.py --from=huggingface --to=model_dir \
@@ -14,7 +14,8 @@ r"""Converts BERT checkpoints between google-research TF1, Hugging Face and bert
   # what a folder is (format, architecture, head and labels, vocab, casing); no weights read
   python tools/convert_checkpoint.py --describe=bert-sst2
 
---from defaults to the format found in --input's files. A model directory gets a
+--from defaults to the format found in --input's files; --from and --to take every format
+of bert_tf.checkpoints.registry (--helpshort lists them; `ours` is `model_dir`). A model directory gets a
 model_info.json with the head it holds and `do_lower_case` (from --do_lower_case, else the
 HF folder's tokenizer_config.json, else guessed from the vocab).
 --output_dir must not exist or be empty; a checkpoint with NaN or Inf weights is refused.
@@ -24,16 +25,17 @@ from bert_tf import cli  # first: quiets TensorFlow's C++ start-up lines
 
 from absl import flags  # noqa: E402
 
-from bert_tf.checkpoints.convert import SOURCES, TARGETS, convert_checkpoint  # noqa: E402
-from bert_tf.checkpoints.describe import describe_folder  # noqa: E402
+from bert_tf.checkpoints.convert import (  # noqa: E402
+    convert_checkpoint, source_names, target_names)
+from bert_tf.checkpoints.registry import describe_folder  # noqa: E402
 from bert_tf.errors import UserError  # noqa: E402
 
-flags.DEFINE_enum("from", None, list(SOURCES), "Format of --input (default: detected from "
+flags.DEFINE_enum("from", None, source_names(), "Format of --input (default: detected from "
                   "its files).")
 flags.DEFINE_string("describe", None, "Print what this folder (.keras file, TF checkpoint "
                     "prefix) is and exit: format, architecture, head, labels, vocab, casing.")
-flags.DEFINE_enum("to", "model_dir", list(TARGETS), "Format written to --output_dir.")
-flags.DEFINE_string("input", None, "HF folder, TF1 checkpoint prefix or model directory.")
+flags.DEFINE_enum("to", "model_dir", target_names(), "Format written to --output_dir.")
+flags.DEFINE_string("input", None, "The checkpoint folder (or TF1 checkpoint prefix).")
 flags.DEFINE_string("bert_config_file", None, "google_research: bert_config.json "
                     "(default: beside the checkpoint).")
 flags.DEFINE_string("vocab_file", None, "google_research: vocab.txt (default: beside the "
@@ -54,8 +56,8 @@ def main(argv):
     if not FLAGS.input or not FLAGS.output_dir:
         raise UserError("--input and --output_dir are required (or --describe=FOLDER).")
     convert_checkpoint(FLAGS["from"].value, FLAGS.input, FLAGS.to, FLAGS.output_dir,
-                       bert_config_file=FLAGS.bert_config_file, vocab_file=FLAGS.vocab_file,
-                       do_lower_case=FLAGS.do_lower_case)
+                       do_lower_case=FLAGS.do_lower_case,
+                       bert_config_file=FLAGS.bert_config_file, vocab_file=FLAGS.vocab_file)
     print(f"wrote {FLAGS.output_dir} ({FLAGS.to})")
 
 

@@ -1,15 +1,29 @@
-"""Checkpoint converters (google-research TF1, Hugging Face); the model directory is `bert_tf.model_dir`."""
+"""Checkpoint formats: one registry (`registry.FORMATS`), one result (`Pretrained`), one
+converter; the model directory's low-level module is `bert_tf.model_dir`."""
 
 from bert_tf.checkpoints.convert import convert_checkpoint
-from bert_tf.checkpoints.google_research import convert_google_research_checkpoint
-from bert_tf.checkpoints.huggingface import load_huggingface_encoder
-from bert_tf.checkpoints.huggingface_tasks import convert_huggingface_checkpoint
-from bert_tf.checkpoints.huggingface_export import export_huggingface_checkpoint
+from bert_tf.checkpoints.format import FolderDescription, Format
+from bert_tf.checkpoints.huggingface import export_huggingface_checkpoint
+from bert_tf.checkpoints.pretrained import Pretrained
+from bert_tf.checkpoints.registry import (FORMATS, describe_folder, detect_format, find_format,
+                                          load_pretrained)
+
+
+def convert_huggingface_checkpoint(hf_dir, model_dir, do_lower_case=None):
+    """Writes a Hugging Face folder as a bert_tf model directory (`convert_checkpoint`)."""
+    return convert_checkpoint("huggingface", hf_dir, "model_dir", model_dir, do_lower_case)
+
 
 __all__ = [
+    "FORMATS",
+    "FolderDescription",
+    "Format",
+    "Pretrained",
     "convert_checkpoint",
-    "convert_google_research_checkpoint",
     "convert_huggingface_checkpoint",
+    "describe_folder",
+    "detect_format",
     "export_huggingface_checkpoint",
-    "load_huggingface_encoder",
+    "find_format",
+    "load_pretrained",
 ]

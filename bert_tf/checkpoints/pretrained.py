@@ -32,15 +32,16 @@ class Pretrained:
     """A checkpoint read into bert_tf layers, weights loaded, whatever its format.
 
     Attributes:
-      format: the `Format.name` it was read as.
-      path: the folder (or file, or checkpoint prefix) read.
+      format: the `Format.name` it was read as (None: an in-memory model).
+      path: the folder (or file, or checkpoint prefix) read, or None.
       config: the encoder's `BertConfig`.
       encoder: the `BertEncoder`.
       head: the model directory `head` (`model_dir.HEADS`) it becomes: `encoder`,
         `pretrainer` (it holds pretraining heads), or a task head's (`classifier`,
         `token_classifier`, `span_labeler`, `multiple_choice`).
       vocab: the `FolderVocab`: `vocab.txt`, or tokens held in memory (`tokenizer.json`,
-        a SavedModel asset), with the casing the folder records.
+        a SavedModel asset), with the casing the folder records; None for a folder without
+        one (`require_vocab`).
       lower_case: the casing to tokenize with (the folder's record, checked against the
         caller's; else the caller's; else guessed from the vocab).
       heads: the pretraining heads held, keyed as `BertPretrainer.checkpoint_items()`
@@ -88,9 +89,17 @@ class Pretrained:
         return max_seq_length or self.max_seq_length or min(
             DEFAULT_MAX_SEQ_LENGTH, self.config.max_position_embeddings)
 
+    def require_vocab(self):
+        """The `vocab`, or `FileNotFoundError` for a folder without one (its encoder reads
+        without a vocab; tokenizing and writing a model directory need it)."""
+        if self.vocab is None:
+            raise FileNotFoundError(f"{self.path} has no vocab (vocab.txt or tokenizer.json): "
+                                    "the WordPiece vocabulary is needed to tokenize text.")
+        return self.vocab
+
     def preprocessor(self, max_seq_length=None, padding="longest"):
         """A `BertPreprocessor` with the folder's vocab and casing (`sequence_length`)."""
-        return self.vocab.preprocessor(self.lower_case,
+        return self.require_vocab().preprocessor(self.lower_case,
                                        seq_length=self.sequence_length(max_seq_length),
                                        padding=padding)
 

@@ -19,12 +19,17 @@ bert-sst2/: Hugging Face folder, safetensors (model.safetensors)
 
 import os
 
-from bert_tf.checkpoints import model_garden
+from bert_tf.checkpoints import (
+    google_research, huggingface, keras_file, model_dir_format, model_garden)
 from bert_tf.model_dir import CheckpointError
 
 # Every format, in the order `detect_format` tries them.
 FORMATS = (
     model_garden.FORMAT,  # before model_dir and google_research: its file names can match theirs
+    model_dir_format.FORMAT,
+    google_research.FORMAT,
+    huggingface.FORMAT,
+    keras_file.FORMAT,
 )
 
 

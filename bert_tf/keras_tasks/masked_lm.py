@@ -49,8 +49,8 @@ class MaskedLM(UnlabelledTextTask, BertPretrainer):
           CheckpointError: the folder's checkpoint has no masked-LM head (or see
             `TextClassifier.from_pretrained`).
         """
-        encoder, preprocessor, pretrained = cls.pretrained_parts(
-            folder, max_seq_length, do_lower_case, heads=True)
+        encoder, preprocessor, pretrained = cls.pretrained_parts(folder, max_seq_length,
+                                                                 do_lower_case)
         if "masked_lm" not in pretrained.heads:
             raise CheckpointError(
                 f"{folder} has no masked-LM head: MaskedLM needs a pretrained checkpoint with "

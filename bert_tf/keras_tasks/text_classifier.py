@@ -72,7 +72,7 @@ class TextClassifier(TextTask, BertClassifier):
 
         Args:
           folder: a model directory, a Hugging Face folder or a google-research checkpoint
-            folder (`keras_tasks.pretrained`).
+            folder, or any other format of `checkpoints.registry`.
           num_classes: as the constructor's; None takes a fine-tuned folder's.
           text_pair: as the constructor's.
           max_seq_length: the longest packed sequence; default the folder's, else 128.

@@ -17,19 +17,17 @@ import numpy as np
 import tensorflow as tf
 from absl import logging
 
+from bert_tf.checkpoints.registry import load_pretrained
 from bert_tf.export import export_saved_model
 from bert_tf.file_io import refuse_existing
-from bert_tf.keras_tasks.pretrained import load_pretrained
 from bert_tf.keras_tasks.text_inputs import TaskInputError, text_dataset
-from bert_tf.model_dir import model_checkpoint_path, restore_model_dir, write_model_dir
+from bert_tf.model_dir import write_model_dir
 from bert_tf.tokenization.bert_preprocessor import BertPreprocessor
 from bert_tf.training.optimization import NO_WEIGHT_DECAY, FusedAdamW
 
 # keras-hub's fine-tuning learning rate for its BERT task models.
 DEFAULT_LEARNING_RATE = 5e-5
 DEFAULT_WEIGHT_DECAY = 0.01
-# A fine-tuned head in a model directory's checkpoint; its bias length is the class count.
-HEAD_BIAS = "head/bias/.ATTRIBUTES/VARIABLE_VALUE"
 
 
 def check_preprocessor(encoder, preprocessor):
@@ -52,29 +50,14 @@ def saved_head_classes(pretrained, head):
     A model directory recording that head (`save_model_dir`, `run_classifier`) has one, and a
     Hugging Face folder of the matching architecture (`BertForSequenceClassification`...).
     """
-    if pretrained.huggingface is not None:
-        task = pretrained.huggingface
-        return task.num_labels if task.head == head else None
-    if pretrained.model_dir is None or pretrained.info.get("head") != head:
-        return None
-    shapes = dict(tf.train.list_variables(model_checkpoint_path(pretrained.model_dir)))
-    return shapes[HEAD_BIAS][0] if HEAD_BIAS in shapes else None
+    return pretrained.num_labels if pretrained.head == head else None
 
 
-def _saved_task_kwargs(pretrained, num_classes, kwargs):
+def _saved_task_kwargs(pretrained, kwargs):
     """Constructor arguments the folder's own head records (label names, problem type,
     classifier dropout), where the caller gave none."""
-    hf_task = pretrained.huggingface
-    saved = {}
-    if hf_task is not None:
-        saved = {"label_names": hf_task.label_names, "problem_type": hf_task.problem_type,
-                 "dropout_rate": hf_task.dropout_rate}
-    else:
-        names = pretrained.info.get("label_names")
-        # save_model_dir writes "0", "1", ... for a model without names.
-        if names and names != [str(i) for i in range(num_classes)]:
-            saved["label_names"] = names
-        saved["problem_type"] = pretrained.info.get("problem_type")
+    saved = {"label_names": pretrained.label_names, "problem_type": pretrained.problem_type,
+             "dropout_rate": pretrained.dropout_rate}
     return {key: value for key, value in saved.items()
             if value is not None and kwargs.get(key) is None}
 
@@ -99,10 +82,10 @@ class TextTask:
 
     @classmethod
     def pretrained_parts(cls, folder, max_seq_length=None, do_lower_case=None,
-                         padding="longest", heads=False):
+                         padding="longest"):
         """`(encoder, preprocessor, pretrained)` of a checkpoint folder (`load_pretrained`)."""
-        pretrained = load_pretrained(folder, max_seq_length, do_lower_case, heads)
-        preprocessor = pretrained.preprocessor(padding)
+        pretrained = load_pretrained(folder, do_lower_case)
+        preprocessor = pretrained.preprocessor(max_seq_length, padding)
         check_preprocessor(pretrained.encoder, preprocessor)
         return pretrained.encoder, preprocessor, pretrained
 
@@ -129,14 +112,11 @@ class TextTask:
                 raise TaskInputError(f"{folder} holds no fine-tuned {cls.model_dir_head} head "
                                      "to restore: pass num_classes for a new one.")
             num_classes = saved
-        hf_task = pretrained.huggingface
         if saved == num_classes:
-            kwargs.update(_saved_task_kwargs(pretrained, num_classes, kwargs))
+            kwargs.update(_saved_task_kwargs(pretrained, kwargs))
         model = cls(encoder, num_classes, preprocessor=preprocessor, **kwargs)
-        if saved == num_classes and hf_task is not None:
-            model.head.set_weights(hf_task.task_head.get_weights())
-        elif saved == num_classes:
-            restore_model_dir(pretrained.model_dir, head=model.head)
+        if saved == num_classes:
+            model.head.set_weights(pretrained.task_head.get_weights())
         elif saved is not None:
             logging.warning("%s holds a fine-tuned %s head of %d classes; num_classes=%d gets a "
                             "new, untrained head.", folder, cls.model_dir_head, saved,

@@ -9,7 +9,6 @@ from bert_tf.layers.embeddings import BertEmbeddings
 from bert_tf.layers.initializers import truncated_normal
 from bert_tf.layers.packing import TokenPacking
 from bert_tf.layers.transformer_block import TransformerBlock
-from bert_tf.model_dir import read_config, restore_model_dir
 
 ENCODER_INPUTS = ("input_word_ids", "input_mask", "input_type_ids")
 # Present only for rows that hold several sequences (packed records): each token's position
@@ -275,18 +274,30 @@ class BertEncoder(keras.Model):
                 "encoder_outputs": [restore(x) for x in outputs["encoder_outputs"]]}
 
     @classmethod
-    def from_pretrained(cls, model_dir, **kwargs):
-        """Builds the encoder of a model directory (bert_config.json + checkpoint).
+    def from_pretrained(cls, folder, **kwargs):
+        """Builds the encoder of any checkpoint folder bert_tf reads, weights loaded.
+
+        A model directory, a Hugging Face folder, a google-research checkpoint, and every
+        other format of `checkpoints.registry.FORMATS`, through the same `load_pretrained`
+        as the Keras task models; heads the folder holds are dropped. `kwargs` are the
+        constructor's (`packed_inference`, `remat`, ...).
 
         Raises:
-          FileNotFoundError: no model directory, config or checkpoint.
-          CheckpointError: a damaged checkpoint, one unlike the config, or NaN/Inf weights.
+          FileNotFoundError: no such folder, or a file its format needs.
+          CheckpointError: not a checkpoint bert_tf reads, a damaged checkpoint, one unlike
+            its config, or NaN/Inf weights.
 
         Example:
-        >>> encoder = BertEncoder.from_pretrained("/tmp/minilm")  # doctest: +SKIP
+        >>> encoder = BertEncoder.from_pretrained("all-MiniLM-L6-v2/")  # doctest: +SKIP
         """
-        encoder = cls(read_config(model_dir), **kwargs)
-        restore_model_dir(model_dir, encoder=encoder)
+        # Checkpoints sit above models; the one upward import tests/test_layering.py allows.
+        from bert_tf.checkpoints.registry import load_pretrained
+
+        pretrained = load_pretrained(folder)
+        if cls is type(pretrained.encoder) and not kwargs:
+            return pretrained.encoder
+        encoder = cls(pretrained.config, **kwargs)
+        encoder.set_weights(pretrained.encoder.get_weights())
         return encoder
 
     def get_config(self):

@@ -11,9 +11,9 @@ import pytest
 from safetensors.numpy import load_file
 
 from bert_tf.checkpoints.convert import convert_checkpoint
-from bert_tf.checkpoints.describe import describe_folder, detect_format
-from bert_tf.checkpoints.huggingface_tasks import load_huggingface_task
-from bert_tf.keras_tasks.pretrained import load_pretrained
+from bert_tf.checkpoints.registry import describe_folder, detect_format
+from bert_tf.checkpoints.huggingface import read as load_huggingface_task
+from bert_tf.checkpoints.registry import load_pretrained
 from bert_tf.model_dir import CheckpointError
 from tests.checkpoints.conftest import folder_of
 from tests.checkpoints.conftest import edit_config
@@ -28,14 +28,15 @@ HEADS = {"BertModel": ("encoder", None), "BertForPreTraining": ("pretrainer", No
          "BertForTokenClassification": ("token_classifier", None),
          "BertForQuestionAnswering": ("span_labeler", 2),
          "BertForMultipleChoice": ("multiple_choice", 1)}
-FORMATS = {"pt": "huggingface", "tf": "huggingface_h5", "sharded_pt": "huggingface_sharded"}
+LAYOUTS = {"pt": "safetensors", "tf": "TF h5", "sharded_pt": "safetensors, sharded"}
 
 
 @pytest.mark.parametrize("name, fmt", FOLDERS)
 def test_every_fixture_folder_is_described(name, fmt, meta):
     expected = meta[name]
     described = describe_folder(folder_of(name, fmt))
-    assert described.format == FORMATS[fmt]
+    assert described.format == "huggingface"
+    assert described.title == f"Hugging Face folder, {LAYOUTS[fmt]}"
     assert described.architecture == expected["architecture"]
     head, units = HEADS[expected["architecture"]]
     assert described.head == head
@@ -47,7 +48,7 @@ def test_every_fixture_folder_is_described(name, fmt, meta):
     elif units is not None:
         assert described.num_labels == units
     text = str(described)
-    assert described.format_name in text and expected["architecture"] in text
+    assert described.title in text and expected["architecture"] in text
     for label in expected["label_names"] or ():
         assert label in text
     vocab = "tokenizer.json" if name == "token_classification" else "vocab.txt"
@@ -86,7 +87,7 @@ def test_model_directory_and_google_research_folder(tmp_path):
         assert described.format == "google_research"
         assert described.pretraining_heads == ["masked_lm", "next_sentence"]
         assert described.head == "pretrainer" and described.lower_case is None
-    assert detect_format(str(folder))[2] == str(folder / "bert_model.ckpt")
+    assert detect_format(str(folder)).name == "google_research"
 
 
 def test_keras_file(tmp_path):
@@ -205,7 +206,7 @@ def test_describe_cli(tmp_path):
         [sys.executable, TOOL, f"--describe={folder_of('sequence_classification', 'tf')}"],
         capture_output=True, text=True, cwd=ROOT, env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"})
     assert result.returncode == 0, result.stderr
-    assert "Hugging Face TF h5 (tf_model.h5)" in result.stdout
+    assert "Hugging Face folder, TF h5 (tf_model.h5)" in result.stdout
     assert "labels negative, neutral, positive" in result.stdout
     assert "vocab.txt (63 tokens), lower case" in result.stdout
     result = subprocess.run([sys.executable, TOOL, f"--describe={tmp_path}"],

@@ -11,8 +11,7 @@ import tensorflow as tf
 from safetensors.numpy import load_file
 
 from bert_tf.checkpoints.convert import convert_checkpoint
-from bert_tf.checkpoints.google_research import (
-    convert_google_research_checkpoint, load_google_research_models)
+from bert_tf.checkpoints import google_research
 from bert_tf.configs import BertConfig
 from bert_tf.models.bert_encoder import BertEncoder
 
@@ -86,13 +85,22 @@ def test_minilm_round_trip_through_tf1(minilm_hf_dir, minilm_reference, tmp_path
     saved = dict(tf.train.list_variables(prefix))
     assert {"bert/pooler/dense/kernel/adam_m", "global_step"} <= set(saved)  # ignored on read
     model_dir = str(tmp_path / "model")
-    convert_google_research_checkpoint(
-        prefix, _google_research_config(minilm_hf_dir, tmp_path / "bert_config.json"),
-        os.path.join(minilm_hf_dir, "vocab.txt"), model_dir)
+    convert_checkpoint(
+        "google_research", prefix, "model_dir", model_dir,
+        bert_config_file=_google_research_config(minilm_hf_dir, tmp_path / "bert_config.json"),
+        vocab_file=os.path.join(minilm_hf_dir, "vocab.txt"))
     sequence, pooled = run_encoder(BertEncoder.from_pretrained(model_dir), minilm_reference)
     real = minilm_reference["attention_mask"].astype(bool)
     assert np.abs(sequence - minilm_reference["last_hidden_state"])[real].max() <= 1e-5
     assert np.abs(pooled - minilm_reference["pooler_output"]).max() <= 1e-5
+
+
+def _read(prefix, config_file):
+    """The google_research reader on `prefix`, the config given, the tiny model's vocab."""
+    vocab_file = os.path.join(os.path.dirname(os.path.dirname(__file__)), "testdata",
+                              "tiny_hf_pretraining", "vocab.txt")
+    return google_research.read(prefix, do_lower_case=True, bert_config_file=config_file,
+                                vocab_file=vocab_file)
 
 
 @pytest.fixture
@@ -108,8 +116,9 @@ def test_tiny_pretraining_heads_through_tf1(tiny_tf1, tiny_hf_dir, tiny_referenc
     prefix = write_tf1_checkpoint(tensors, str(tmp_path / "ckpt" / "bert_model.ckpt"),
                                   slots=["cls/seq_relationship/output_weights"])
     model_dir = str(tmp_path / "model")
-    convert_google_research_checkpoint(prefix, config_file,
-                                       os.path.join(tiny_hf_dir, "vocab.txt"), model_dir)
+    convert_checkpoint("google_research", prefix, "model_dir", model_dir,
+                       bert_config_file=config_file,
+                       vocab_file=os.path.join(tiny_hf_dir, "vocab.txt"))
     mlm, nsp = run_pretrainer(model_dir, tiny_reference)
     np.testing.assert_allclose(mlm, tiny_reference["mlm_logits"], atol=1e-5, rtol=0)
     np.testing.assert_allclose(nsp, tiny_reference["nsp_logits"], atol=1e-5, rtol=0)
@@ -124,7 +133,7 @@ def test_shape_not_matching_config_names_tensor(tiny_tf1, tmp_path):
         json.dump({**values, "vocab_size": 100}, f)
     with pytest.raises(ValueError, match=r"`bert/embeddings/word_embeddings` has shape "
                                          r"\[99, 32\], but the config needs \[100, 32\]"):
-        load_google_research_models(prefix, config_file)
+        _read(prefix, config_file)
 
 
 def test_fine_tuned_classifier_tensors_are_named_unused(tiny_tf1, tmp_path):
@@ -134,7 +143,7 @@ def test_fine_tuned_classifier_tensors_are_named_unused(tiny_tf1, tmp_path):
     prefix = write_tf1_checkpoint(tensors, str(tmp_path / "ckpt" / "bert_model.ckpt"))
     with pytest.raises(ValueError, match=r"map to no model weight: \['output_bias', "
                                          r"'output_weights'\]"):
-        load_google_research_models(prefix, config_file)
+        _read(prefix, config_file)
 
 
 def test_missing_tensor_names_weight_left_unset(tiny_tf1, tmp_path):
@@ -143,13 +152,13 @@ def test_missing_tensor_names_weight_left_unset(tiny_tf1, tmp_path):
     prefix = write_tf1_checkpoint(tensors, str(tmp_path / "ckpt" / "bert_model.ckpt"))
     with pytest.raises(ValueError, match=r"layer_0/attention/self/key/bias "
                                          r"\(for layer_0/attention/key/bias\)"):
-        load_google_research_models(prefix, config_file)
+        _read(prefix, config_file)
 
 
 def test_not_a_checkpoint_prefix(tiny_tf1, tmp_path):
     _, config_file = tiny_tf1
     with pytest.raises(FileNotFoundError, match=r"expected .*bert_model\.ckpt\.index"):
-        load_google_research_models(str(tmp_path / "bert_model.ckpt"), config_file)
+        _read(str(tmp_path / "bert_model.ckpt"), config_file)
 
 
 def test_google_research_folder_to_huggingface(tiny_tf1, tiny_hf_dir, tmp_path):

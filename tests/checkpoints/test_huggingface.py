@@ -8,9 +8,8 @@ import pytest
 from safetensors import safe_open
 from safetensors.numpy import load_file, save_file
 
-from bert_tf.checkpoints.huggingface import load_huggingface_encoder
-from bert_tf.checkpoints.huggingface_tasks import convert_huggingface_checkpoint
-from bert_tf.checkpoints.huggingface_export import export_huggingface_checkpoint
+from bert_tf.checkpoints import convert_huggingface_checkpoint, huggingface
+from bert_tf.checkpoints import export_huggingface_checkpoint
 from bert_tf.configs import BertConfig
 from bert_tf.models.bert_encoder import BertEncoder
 from tests.checkpoints.conftest import edit_config, edit_safetensors
@@ -83,7 +82,7 @@ def test_export_of_a_model_object(tmp_path):
     export_huggingface_checkpoint(encoder, str(tmp_path))
     with open(tmp_path / "config.json") as f:
         assert json.load(f)["hidden_act"] == "gelu_new"  # HF's name of the tanh form
-    back = load_huggingface_encoder(str(tmp_path))
+    back = BertEncoder.from_pretrained(str(tmp_path))
     for ours, theirs in zip(encoder.weights, back.weights):
         np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
     with pytest.raises(TypeError, match="model directory, a BertEncoder or a BertPretrainer"):
@@ -94,26 +93,26 @@ def test_shape_not_matching_config_names_tensor(tiny_hf_dir):
     edit_config(tiny_hf_dir, intermediate_size=40)
     with pytest.raises(ValueError, match=r"`encoder\.layer\.0\.intermediate\.dense\.weight` "
                                          r"has shape \[37, 32\].*needs \[40, 32\]"):
-        load_huggingface_encoder(tiny_hf_dir)
+        BertEncoder.from_pretrained(tiny_hf_dir)
 
 
 def test_unused_tensor_is_named(tiny_hf_dir):
     edit_safetensors(tiny_hf_dir, lambda t: t.update({"classifier.weight": np.zeros((3, 32), "f4")}))
     with pytest.raises(ValueError, match=r"map to no model weight: \['classifier\.weight'\]"):
-        load_huggingface_encoder(tiny_hf_dir)
+        BertEncoder.from_pretrained(tiny_hf_dir)
 
 
 def test_fewer_layers_in_config_leaves_tensors_unused(tiny_hf_dir):
     edit_config(tiny_hf_dir, num_hidden_layers=1)
     with pytest.raises(ValueError, match=r"encoder\.layer\.1\.attention\.output\.LayerNorm"):
-        load_huggingface_encoder(tiny_hf_dir)
+        BertEncoder.from_pretrained(tiny_hf_dir)
 
 
 def test_missing_tensor_names_weight_left_unset(tiny_hf_dir):
     edit_safetensors(tiny_hf_dir, lambda t: t.pop("bert.encoder.layer.1.output.LayerNorm.bias"))
     with pytest.raises(ValueError, match=r"encoder\.layer\.1\.output\.LayerNorm\.bias "
                                          r"\(for layer_1/output_layer_norm/beta\)"):
-        load_huggingface_encoder(tiny_hf_dir)
+        BertEncoder.from_pretrained(tiny_hf_dir)
 
 
 def test_tied_decoder_copy_must_equal_embeddings(tiny_hf_dir):
@@ -122,10 +121,10 @@ def test_tied_decoder_copy_must_equal_embeddings(tiny_hf_dir):
             tensors["bert.embeddings.word_embeddings.weight"] + offset)
 
     edit_safetensors(tiny_hf_dir, lambda t: add_copy(t, 0.0))
-    load_huggingface_encoder(tiny_hf_dir)  # an equal copy is a documented extra
+    BertEncoder.from_pretrained(tiny_hf_dir)  # an equal copy is a documented extra
     edit_safetensors(tiny_hf_dir, lambda t: add_copy(t, 1.0))
     with pytest.raises(ValueError, match="cls.predictions.decoder.weight` differs"):
-        load_huggingface_encoder(tiny_hf_dir)
+        BertEncoder.from_pretrained(tiny_hf_dir)
 
 
 def test_pytorch_pickle_is_refused_unread(tmp_path):
@@ -133,10 +132,12 @@ def test_pytorch_pickle_is_refused_unread(tmp_path):
     # Not a valid pickle: any attempt to unpickle would fail differently.
     (tmp_path / "pytorch_model.bin").write_bytes(b"\x80\x04 not a pickle")
     with pytest.raises(ValueError, match="pickle.*never unpickles.*safetensors"):
-        load_huggingface_encoder(str(tmp_path))
+        BertEncoder.from_pretrained(str(tmp_path))
     os.remove(tmp_path / "pytorch_model.bin")
     with pytest.raises(FileNotFoundError, match="No model.safetensors"):
-        load_huggingface_encoder(str(tmp_path))
+        huggingface.read(str(tmp_path))
+    with pytest.raises(ValueError, match="not a checkpoint folder.*config.json"):
+        BertEncoder.from_pretrained(str(tmp_path))  # no weights: not recognised as HF
 
 
 def test_sharded_safetensors_folder(tiny_hf_dir, tiny_reference, tmp_path, run_pretrainer):
@@ -165,7 +166,7 @@ def test_bfloat16_checkpoint_reads_as_float32(tiny_hf_dir):
         {name: value.astype(ml_dtypes.bfloat16) for name, value in t.items()}))
     with safe_open(os.path.join(tiny_hf_dir, WEIGHTS), "np") as f:
         assert f.get_slice("cls.predictions.bias").get_dtype() == "BF16"
-    encoder = load_huggingface_encoder(tiny_hf_dir)
+    encoder = BertEncoder.from_pretrained(tiny_hf_dir)
     table = encoder.embeddings.word_embeddings.embeddings
     assert table.dtype == "float32"
     expected = original["bert.embeddings.word_embeddings.weight"]
@@ -176,4 +177,4 @@ def test_corrupt_safetensors_file_is_named(tiny_hf_dir):
     with open(os.path.join(tiny_hf_dir, WEIGHTS), "wb") as f:
         f.write(b"\xff" * 16)
     with pytest.raises(ValueError, match=r"model\.safetensors: not a readable safetensors"):
-        load_huggingface_encoder(tiny_hf_dir)
+        BertEncoder.from_pretrained(tiny_hf_dir)

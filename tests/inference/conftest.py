@@ -18,7 +18,7 @@ def fill_mask_reference():
 @pytest.fixture(scope="session")
 def masked_lm_model_dir(tmp_path_factory):
     """Our model directory converted from the tiny Hugging Face BertForPreTraining."""
-    from bert_tf.checkpoints.huggingface_tasks import convert_huggingface_checkpoint
+    from bert_tf.checkpoints import convert_huggingface_checkpoint
 
     model_dir = str(tmp_path_factory.mktemp("masked_lm_model_dir"))
     convert_huggingface_checkpoint(os.path.join(TESTDATA, "tiny_hf_masked_lm"), model_dir)

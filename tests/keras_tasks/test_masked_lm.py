@@ -19,7 +19,7 @@ MASKED = ["the [MASK] sat on the mat .", "a [MASK] [MASK] ran ."]
 
 @pytest.fixture(scope="module")
 def masked_lm_dir(tmp_path_factory):
-    from bert_tf.checkpoints.huggingface_tasks import convert_huggingface_checkpoint
+    from bert_tf.checkpoints import convert_huggingface_checkpoint
 
     model_dir = str(tmp_path_factory.mktemp("mlm"))
     convert_huggingface_checkpoint(HF_MASKED_LM, model_dir)

@@ -1,30 +1,28 @@
-"""Hugging Face BERT folders (`config.json` + `model.safetensors`) to and from our models.
+"""The PyTorch side of Hugging Face folders: `model.safetensors` (or shards) and its names.
 
 Weights are read with `safetensors`' numpy API: no torch, and never a pickle. PyTorch
 `Linear` weights are `[out, in]`, Keras `Dense` kernels `[in, out]`: those rules transpose.
 Keys may carry the `bert.` prefix of `BertForPreTraining` or none (`BertModel`).
 
 Example:
->>> encoder = load_huggingface_encoder("all-MiniLM-L6-v2")  # doctest: +SKIP
+>>> source = read_safetensors("all-MiniLM-L6-v2")  # doctest: +SKIP
+>>> source.shapes["embeddings.word_embeddings.weight"]  # doctest: +SKIP
+[30522, 384]
 """
 
 import json
 import os
 
 import ml_dtypes  # noqa: F401  (TF's dependency; lets numpy read bfloat16 safetensors)
-import numpy as np
-from absl import logging
 
 from bert_tf.checkpoints import weight_map
 from bert_tf.checkpoints.weight_map import LAYER, Rule
-from bert_tf.configs import BertConfig
 from bert_tf.errors import require_extra
 from bert_tf.model_dir import CheckpointError
 
-CONFIG_FILE = "config.json"
-TOKENIZER_CONFIG_FILE = "tokenizer_config.json"
 WEIGHTS_FILE = "model.safetensors"
-VOCAB_FILE = "vocab.txt"
+INDEX_FILE = WEIGHTS_FILE + ".index.json"
+PICKLE_FILE = "pytorch_model.bin"
 PREFIX = "bert."
 
 
@@ -44,15 +42,20 @@ IGNORED = ("embeddings.position_ids",)
 TIED = {"cls.predictions.decoder.weight": "embeddings.word_embeddings.weight",
         "cls.predictions.decoder.bias": "cls.predictions.bias"}
 
-# Our `hidden_act` names that Hugging Face spells differently.
-_HF_ACTIVATIONS = {"gelu_approximate": "gelu_new"}
 
+def weights_files(hf_dir):
+    """The safetensors file(s) of a folder: `model.safetensors`, else the shards its index
+    names.
 
-def _weights_files(hf_dir):
+    Raises:
+      CheckpointError: a broken index, a missing shard, or only a `pytorch_model.bin` (a
+        pickle, never read; how to convert it is said).
+      FileNotFoundError: no weights.
+    """
     single = os.path.join(hf_dir, WEIGHTS_FILE)
     if os.path.exists(single):
         return [single]
-    index = single + ".index.json"
+    index = os.path.join(hf_dir, INDEX_FILE)
     if os.path.exists(index):
         with open(index, encoding="utf-8") as f:
             try:
@@ -65,7 +68,7 @@ def _weights_files(hf_dir):
                 raise CheckpointError(f"{index} names shard {shard!r}, which is not in "
                                       f"{hf_dir}; download the missing shard.")
         return [os.path.join(hf_dir, shard) for shard in shards]
-    if os.path.exists(os.path.join(hf_dir, "pytorch_model.bin")):
+    if os.path.exists(os.path.join(hf_dir, PICKLE_FILE)):
         raise CheckpointError(
             f"{hf_dir} holds only pytorch_model.bin, a Python pickle, which bert_tf never "
             "unpickles (loading one can run arbitrary code). Convert it to safetensors first "
@@ -91,7 +94,7 @@ def _safetensors_shapes(path):
 def read_safetensors(hf_dir):
     """The tensors of a Hugging Face folder as a `TensorSource`, `bert.` prefix removed."""
     shapes, files = {}, {}
-    for path in _weights_files(hf_dir):
+    for path in weights_files(hf_dir):
         for key, shape in _safetensors_shapes(path).items():
             name = key[len(PREFIX):] if key.startswith(PREFIX) else key
             if name in shapes:
@@ -110,50 +113,3 @@ def read_safetensors(hf_dir):
                              "save the checkpoint in float32, float16 or bfloat16.") from None
 
     return weight_map.TensorSource(shapes, read, where=hf_dir)
-
-
-def _check_tied(source):
-    for copy, original in TIED.items():
-        if copy in source.shapes and original in source.shapes:
-            if not np.array_equal(source.read(copy), source.read(original)):
-                raise CheckpointError(f"Checkpoint {source.where}: `{copy}` differs from "
-                                 f"`{original}`; bert_tf ties them, so it cannot hold this model.")
-
-
-def load_huggingface_models(hf_dir):
-    """Builds and fills our encoder and heads from a Hugging Face folder.
-
-    Returns:
-      `(config, encoder, heads)`, heads keyed `masked_lm` / `next_sentence` (those it holds).
-    """
-    source = read_safetensors(hf_dir)
-    config = BertConfig.from_json_file(os.path.join(hf_dir, CONFIG_FILE))
-    heads = [group for group, key in (("masked_lm", "cls.predictions.bias"),
-                                      ("next_sentence", "cls.seq_relationship.weight"))
-             if key in source.shapes]
-    _check_tied(source)
-    encoder, head_layers = weight_map.build_models(config, heads)
-    rules = weight_map.expand(TABLE, config.num_hidden_layers, heads)
-    weights = weight_map.model_weights(encoder, *head_layers.values())
-    weight_map.assign_from(source, rules, weights, ignored=IGNORED + tuple(TIED))
-    logging.info("Read %d tensors from %s (heads: %s).", len(rules), hf_dir, heads or "none")
-    return config, encoder, head_layers
-
-
-def load_huggingface_encoder(hf_dir):
-    """Reads a Hugging Face BERT folder into a `BertEncoder` (pretraining heads dropped).
-
-    Raises:
-      FileNotFoundError: no `config.json` or `model.safetensors`.
-      CheckpointError: a pickle-only folder, or tensors that do not fit the config (named).
-    """
-    return load_huggingface_models(hf_dir)[1]
-
-
-def _hf_config(config, heads):
-    values = config.to_dict()
-    values["hidden_act"] = _HF_ACTIVATIONS.get(config.hidden_act, config.hidden_act)
-    values.update(model_type="bert", position_embedding_type="absolute", pad_token_id=0,
-                  tie_word_embeddings=True,
-                  architectures=["BertForPreTraining" if heads else "BertModel"])
-    return values

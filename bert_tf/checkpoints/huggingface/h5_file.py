@@ -38,7 +38,7 @@ TABLE = tuple(
     Rule("next_sentence/kernel", "nsp___cls/seq_relationship/kernel", False),
     Rule("next_sentence/bias", "nsp___cls/seq_relationship/bias", False),
 )
-# The TF names of what `huggingface_tasks` looks for (PyTorch's names on the left).
+# The TF names of what `architectures` looks for (PyTorch's names on the left).
 NAMES = {
     "pooler.dense.weight": "pooler/dense/kernel",
     "cls.predictions.bias": "mlm___cls/predictions/bias",

@@ -1,0 +1,54 @@
+"""google-research/bert TF1 checkpoints as a registry format: the folder of google-research's
+zips (`bert_model.ckpt.*` + `bert_config.json` + `vocab.txt`) or the checkpoint prefix.
+
+Read only (`reader.read`); bert_tf writes model directories and Hugging Face folders, which
+every current consumer of these checkpoints reads.
+
+Example:
+>>> FORMAT.recognise("uncased_L-12_H-768_A-12/")   # doctest: +SKIP
+True
+"""
+
+import os
+
+import tensorflow as tf
+
+from bert_tf import model_dir as model_dir_lib
+from bert_tf.checkpoints.format import FolderDescription, Format
+from bert_tf.checkpoints.google_research.reader import (CHECKPOINT, HEAD_VARIABLES, NAME,
+                                                        checkpoint_prefix, read)
+
+
+def recognise(path):
+    """A folder holding `bert_model.ckpt.index`, or a TF checkpoint prefix other than a model
+    directory's `model.ckpt`, with `bert_config.json` beside it."""
+    path = os.fspath(path).rstrip(os.sep) or os.sep
+    if os.path.isfile(path + ".index"):
+        folder = os.path.dirname(path)
+        return (os.path.basename(path) != model_dir_lib.CHECKPOINT_PREFIX
+                and os.path.isfile(os.path.join(folder, model_dir_lib.CONFIG_NAME)))
+    return os.path.isfile(os.path.join(path, CHECKPOINT + ".index"))
+
+
+def describe(path):
+    """A `FolderDescription` from the checkpoint's index (no values read)."""
+    prefix = checkpoint_prefix(path)
+    try:
+        variables = dict(tf.train.list_variables(prefix))
+    except (tf.errors.OpError, ValueError) as error:
+        raise model_dir_lib.checkpoint_read_error(prefix, error) from None
+    heads = [head for head, name in HEAD_VARIABLES.items() if name in variables]
+    vocab = os.path.join(os.path.dirname(prefix), model_dir_lib.VOCAB_NAME)
+    return FolderDescription(
+        os.fspath(path), NAME, FORMAT.title, weights=[os.path.basename(prefix) + ".*"],
+        head="pretrainer" if heads else "encoder", pretraining_heads=heads,
+        vocab=vocab if os.path.isfile(vocab) else None)
+
+
+FORMAT = Format(
+    name=NAME, title="google-research TF1 checkpoint",
+    layout="bert_config.json + bert_model.ckpt.* + vocab.txt, or the checkpoint prefix",
+    recognise=recognise, describe=describe, read=read,
+    options=("bert_config_file", "vocab_file"))
+
+__all__ = ["FORMAT", "read"]

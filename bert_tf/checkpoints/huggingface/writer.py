@@ -1,0 +1,197 @@
+"""Writes bert_tf models as Hugging Face folders of their task's `BertFor*` architecture.
+
+`export_huggingface_checkpoint(model or model_dir, out)` writes what transformers'
+`AutoModelFor*.from_pretrained(out)` and `AutoTokenizer.from_pretrained(out)` read:
+`config.json` (`architectures`, `id2label` / `label2id`, `problem_type`), `model.safetensors`
+(PyTorch names and layouts), `vocab.txt` and `tokenizer_config.json` (the casing). The
+architecture follows the head:
+
+  BertEncoder, SentenceEncoder                  BertModel
+  BertPretrainer with NSP                       BertForPreTraining
+  BertPretrainer without NSP, MaskedLM          BertForMaskedLM
+  BertClassifier, TextClassifier                BertForSequenceClassification
+  BertTokenClassifier, TokenClassifier          BertForTokenClassification
+  BertSpanLabeler                               BertForQuestionAnswering
+  BertMultipleChoice                            BertForMultipleChoice
+
+`write(pretrained, output_dir)` (the `Format.write` of `huggingface`) writes any
+`Pretrained`, so every format bert_tf reads converts to this one; a model directory exports
+by its `model_info.json` `head` (label names and problem type from there too).
+Architectures that transformers builds without a pooler (masked LM, tokens, spans) are
+written without one, so it loads them with no unexpected keys.
+
+Example:
+>>> export_huggingface_checkpoint(TextClassifier.from_pretrained("sst2_model_dir/"),
+...                               "/tmp/sst2_hf")  # doctest: +SKIP
+"""
+
+import json
+import os
+import shutil
+
+import keras
+import tensorflow as tf
+from absl import logging
+
+from bert_tf.checkpoints import model_dir_format, weight_map
+from bert_tf.checkpoints.huggingface import safetensors_file
+from bert_tf.checkpoints.huggingface.architectures import CONFIG_FILE, EXPORT_ARCHITECTURES
+from bert_tf.checkpoints.pretrained import Pretrained
+from bert_tf.checkpoints.tokenizer_json import (TOKENIZER_CONFIG_FILE, VOCAB_FILE, FolderVocab,
+                                                write_vocab)
+from bert_tf.checkpoints.weight_map import Rule
+from bert_tf.errors import require_extra
+from bert_tf.models import (BertClassifier, BertEncoder, BertMultipleChoice, BertPretrainer,
+                            BertSpanLabeler, BertTokenClassifier)
+from bert_tf.tokenization import vocab as vocab_lib
+
+# The PyTorch module of each task head, and the architectures without a pooler.
+HEAD_MODULES = {"classifier": "classifier", "token_classifier": "classifier",
+                "span_labeler": "qa_outputs", "multiple_choice": "classifier"}
+NO_POOLER = ("BertForMaskedLM", "BertForTokenClassification", "BertForQuestionAnswering")
+# Our `hidden_act` names that Hugging Face spells differently.
+_HF_ACTIVATIONS = {"gelu_approximate": "gelu_new"}
+
+
+def export_architecture(pretrained):
+    """The `BertFor*` class a `Pretrained` is written as (by its `head`)."""
+    if pretrained.head == "pretrainer" and "next_sentence" not in pretrained.heads:
+        return "BertForMaskedLM"
+    return EXPORT_ARCHITECTURES[pretrained.head]
+
+
+def _model_vocab(preprocessor):
+    """`(FolderVocab, lower_case)` of a Keras task model's preprocessor, or Nones."""
+    if preprocessor is None:
+        return None, None
+    with preprocessor.vocab_path() as path:
+        tokens = vocab_lib.load_vocab(path)
+    return FolderVocab(tokens, None, preprocessor.lower_case), preprocessor.lower_case
+
+
+def _from_model(model):
+    """A `Pretrained` of an in-memory bert_tf model (its layers, not copies)."""
+    if isinstance(model, BertEncoder):
+        return Pretrained(None, None, model.config, model, "encoder", None, None)
+    encoder = getattr(model, "encoder", None)
+    if not isinstance(encoder, BertEncoder):
+        raise TypeError(_TYPE_ERROR + f" received {type(model).__name__}.")
+    vocab, lower_case = _model_vocab(getattr(model, "preprocessor", None))
+    common = dict(format=None, path=None, config=encoder.config, encoder=encoder,
+                  vocab=vocab, lower_case=lower_case)
+    if isinstance(model, BertPretrainer):
+        items = dict(model.checkpoint_items())
+        items.pop("encoder")
+        return Pretrained(head="pretrainer", heads=items, **common)
+    for model_class, head in ((BertTokenClassifier, "token_classifier"),
+                              (BertClassifier, "classifier"),
+                              (BertSpanLabeler, "span_labeler"),
+                              (BertMultipleChoice, "multiple_choice")):
+        if isinstance(model, model_class):
+            problem_type = getattr(model, "problem_type", None)
+            return Pretrained(head=head, task_head=model.head,
+                              label_names=getattr(model, "label_names", None),
+                              problem_type=problem_type if head == "classifier" else None,
+                              **common)
+    return Pretrained(head="encoder", **common)  # SentenceEncoder and other encoder holders
+
+
+_TYPE_ERROR = ("export_huggingface_checkpoint takes a model directory, a BertEncoder or a "
+               "BertPretrainer, or a bert_tf task model (BertClassifier, BertTokenClassifier, "
+               "BertSpanLabeler, BertMultipleChoice, or a keras_tasks model holding one);")
+
+
+def _tensors(pretrained):
+    """The folder's tensors, by their PyTorch names."""
+    config, architecture = pretrained.config, export_architecture(pretrained)
+    rules = weight_map.expand(safetensors_file.TABLE, config.num_hidden_layers,
+                              list(pretrained.heads))
+    weights = weight_map.model_weights(pretrained.encoder, *pretrained.heads.values())
+    if architecture in NO_POOLER:
+        rules = [rule for rule in rules if not rule.target.startswith("pooler/")]
+        weights = {path: w for path, w in weights.items() if not path.startswith("pooler/")}
+    if pretrained.task_head is not None:
+        module = HEAD_MODULES[pretrained.head]
+        path = pretrained.task_head.kernel.path.rsplit("/", 1)[0]
+        rules += [Rule(f"{path}/kernel", f"{module}.weight", True),
+                  Rule(f"{path}/bias", f"{module}.bias", False)]
+        weights.update(weight_map.model_weights(pretrained.task_head))
+    tensors = weight_map.export_to(rules, weights)
+    if architecture == "BertModel":
+        return tensors
+    return {name if name.startswith(("cls.",) + tuple(HEAD_MODULES.values()))
+            else safetensors_file.PREFIX + name: value for name, value in tensors.items()}
+
+
+def _hf_config(pretrained):
+    values = pretrained.config.to_dict()
+    values["hidden_act"] = _HF_ACTIVATIONS.get(values["hidden_act"], values["hidden_act"])
+    values.update(model_type="bert", position_embedding_type="absolute", pad_token_id=0,
+                  tie_word_embeddings=True, architectures=[export_architecture(pretrained)])
+    if pretrained.task_head is not None and pretrained.head in ("classifier", "token_classifier"):
+        units = pretrained.task_head.units
+        names = pretrained.label_names or [f"LABEL_{i}" for i in range(units)]
+        values["id2label"] = {str(i): name for i, name in enumerate(names)}
+        values["label2id"] = {name: i for i, name in enumerate(names)}
+        if pretrained.head == "classifier":
+            values["problem_type"] = pretrained.problem_type or (
+                "regression" if units == 1 else "single_label_classification")
+    return values
+
+
+def write(pretrained, hf_dir, vocab_file=None):
+    """Writes a `Pretrained` as a Hugging Face folder of its head's architecture (module
+    docstring); the `Format.write` of `huggingface`.
+
+    Args:
+      pretrained: what to write.
+      hf_dir: destination folder, created if missing.
+      vocab_file: the vocab to copy in; defaults to the `Pretrained`'s.
+
+    Returns:
+      The path of the written `model.safetensors`.
+    """
+    tensors = _tensors(pretrained)
+    tf.io.gfile.makedirs(hf_dir)
+    path = os.path.join(hf_dir, safetensors_file.WEIGHTS_FILE)
+    require_extra("safetensors.numpy", extra="hf").save_file(tensors, path,
+                                                             metadata={"format": "pt"})
+    with open(os.path.join(hf_dir, CONFIG_FILE), "w", encoding="utf-8") as f:
+        json.dump(_hf_config(pretrained), f, indent=2, sort_keys=True)
+        f.write("\n")
+    vocab = pretrained.vocab
+    vocab_file = vocab_file or (vocab.vocab_file if vocab is not None else None)
+    if vocab_file is not None and os.path.exists(vocab_file):
+        shutil.copyfile(vocab_file, os.path.join(hf_dir, VOCAB_FILE))
+    elif vocab is not None and vocab.tokens is not None:
+        write_vocab(vocab.tokens, os.path.join(hf_dir, VOCAB_FILE))
+    if pretrained.lower_case is not None:
+        with open(os.path.join(hf_dir, TOKENIZER_CONFIG_FILE), "w", encoding="utf-8") as f:
+            json.dump({"tokenizer_class": "BertTokenizer", "do_lower_case": pretrained.lower_case,
+                       "strip_accents": None}, f, indent=2)
+            f.write("\n")
+    logging.info("Wrote %s (%s, %d tensors).", path, export_architecture(pretrained),
+                 len(tensors))
+    return path
+
+
+def export_huggingface_checkpoint(model_dir_or_model, hf_dir, vocab_file=None):
+    """Writes a model as a Hugging Face folder of its task's architecture (module docstring).
+
+    Args:
+      model_dir_or_model: a model directory, or a `BertEncoder`, `BertPretrainer`, bert_tf
+        task model or Keras task model.
+      hf_dir: destination folder, created if missing.
+      vocab_file: the vocab to copy in; defaults to the model directory's `vocab.txt` or the
+        task model's preprocessor's.
+
+    Returns:
+      The path of the written `model.safetensors`.
+    """
+    if isinstance(model_dir_or_model, (str, os.PathLike)):
+        pretrained = model_dir_format.read(os.fspath(model_dir_or_model))
+    elif isinstance(model_dir_or_model, keras.Model):
+        pretrained = _from_model(model_dir_or_model)
+    else:
+        raise TypeError(_TYPE_ERROR + f" received {type(model_dir_or_model).__name__}.")
+    return write(pretrained, hf_dir, vocab_file)

@@ -1,0 +1,51 @@
+"""Keras `.keras` files as a registry format: described, never read as a checkpoint.
+
+A `.keras` file is a whole saved Keras model (a zip of `config.json`, weights and assets);
+`keras.saving.load_model` loads it with its own classes, so bert_tf only says what it is
+(`describe`) and points there from `read`.
+
+Example:
+>>> FORMAT.describe("classifier.keras").architecture   # doctest: +SKIP
+'TextClassifier'
+"""
+
+import json
+import os
+import zipfile
+
+from bert_tf.checkpoints.format import FolderDescription, Format
+from bert_tf.model_dir import CheckpointError
+
+NAME = "keras"
+TITLE = "Keras .keras file"
+VOCAB_ASSET_HINT = "vocab.txt (an asset inside the file)"
+
+
+def recognise(path):
+    """A file named `*.keras`."""
+    return os.path.isfile(path) and os.fspath(path).endswith(".keras")
+
+
+def describe(path):
+    """A `FolderDescription` from the zip's `config.json` (the model's class) and file list."""
+    try:
+        with zipfile.ZipFile(path) as archive:
+            config = json.loads(archive.read("config.json").decode("utf-8"))
+            has_vocab = any(name.endswith("/vocab.txt") for name in archive.namelist())
+    except (zipfile.BadZipFile, KeyError, UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise CheckpointError(f"{path}: not a Keras .keras file ({error}).") from None
+    return FolderDescription(
+        os.fspath(path), NAME, TITLE, weights=[os.path.basename(path)],
+        architecture=config.get("class_name") if isinstance(config, dict) else None,
+        vocab=VOCAB_ASSET_HINT if has_vocab else None)
+
+
+def read(path, do_lower_case=None):
+    """Refuses: a `.keras` file is loaded with `keras.saving.load_model`."""
+    del do_lower_case
+    raise CheckpointError(f"{path}: a {TITLE} is not read as a checkpoint; load it with "
+                          "keras.saving.load_model.")
+
+
+FORMAT = Format(name=NAME, title=TITLE, layout="a .keras file", recognise=recognise,
+                describe=describe, read=read)
