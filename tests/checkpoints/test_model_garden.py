@@ -5,6 +5,8 @@ Model Garden computed from them."""
 import json
 import os
 import shutil
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -128,3 +130,52 @@ def test_config_unlike_the_checkpoint_is_refused_naming_the_tensor(tmp_path):
     path = edited_copy(tmp_path, "model", num_hidden_layers=1)
     with pytest.raises(CheckpointError, match=r"map to no model weight.*_transformer_layers/1/"):
         model_garden.read(path)
+
+
+def test_masked_lm_and_text_classifier_from_pretrained(reference):
+    from bert_tf.keras_tasks import MaskedLM, TextClassifier
+
+    mlm = MaskedLM.from_pretrained(folder("pretrainer"), do_lower_case=True)
+    logits = mlm.predict(dict(encoder_inputs(reference),
+                              masked_lm_positions=reference["masked_lm_positions"]),
+                         verbose=0)["mlm_logits"]
+    expected = reference["pretrainer/mlm_logits"]
+    np.testing.assert_allclose(np.reshape(logits, expected.shape), expected, atol=TOLERANCE)
+    classifier = TextClassifier.from_pretrained(folder("encoder"), num_classes=2,
+                                                do_lower_case=True)
+    check_encoder(classifier.encoder, reference, "encoder")
+    with pytest.raises(CheckpointError, match="no masked-LM head"):
+        MaskedLM.from_pretrained(folder("model"), do_lower_case=True)
+
+
+@pytest.mark.slow
+def test_tool_describes_converts_detected_and_refuses_in_one_line(tmp_path, reference):
+    from bert_tf.checkpoints.registry import load_pretrained
+
+    result = _run_tool(f"--describe={folder('pretrainer_nsp')}")
+    assert result.returncode == 0, result.stderr
+    assert "Model Garden TF2 checkpoint, `pretrainer` layout" in result.stdout
+    assert "pretraining heads: masked_lm" in result.stdout
+    model_dir = tmp_path / "converted"
+    result = _run_tool(f"--input={folder('pretrainer')}", f"--output_dir={model_dir}",
+                       "--do_lower_case")
+    assert result.returncode == 0, result.stderr
+    converted = load_pretrained(str(model_dir))
+    assert converted.format == "model_dir" and converted.head == "pretrainer"
+    check_encoder(converted.encoder, reference, "pretrainer")
+    logits = converted.build_model()(dict(
+        encoder_inputs(reference), masked_lm_positions=reference["masked_lm_positions"]))
+    expected = reference["pretrainer/mlm_logits"]
+    np.testing.assert_allclose(np.reshape(logits["mlm_logits"], expected.shape), expected,
+                               atol=TOLERANCE)
+    result = _run_tool(f"--input={folder('no_encoder')}", f"--output_dir={tmp_path / 'no'}")
+    assert result.returncode == 1
+    assert "no Model Garden BERT encoder" in result.stderr
+    assert "Traceback" not in result.stderr and not (tmp_path / "no").exists()
+
+
+def _run_tool(*args):
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    return subprocess.run([sys.executable, os.path.join(root, "tools", "convert_checkpoint.py"),
+                           *args], capture_output=True, text=True, cwd=root,
+                          env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"})
