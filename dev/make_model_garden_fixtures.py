@@ -3,9 +3,9 @@
 Runs with the TensorFlow Model Garden (tf-models-official, which brings tf_keras), never
 needed by the package or `make test`. Install it in a venv of its own:
 
-  python3 -m venv /work/devvenvs/tfmodels
-  /work/devvenvs/tfmodels/bin/pip install 'tf-models-official==2.20.*'
-  /work/devvenvs/tfmodels/bin/python dev/make_model_garden_fixtures.py \
+  python3 -m venv /tmp/tfmodels
+  /tmp/tfmodels/bin/pip install 'tf-models-official==2.20.*'
+  /tmp/tfmodels/bin/python dev/make_model_garden_fixtures.py \
       --output_dir=tests/testdata/model_garden
 
 Writes, from one tiny random google-research TF1 checkpoint (hidden 16, 2 layers, 2 heads,
