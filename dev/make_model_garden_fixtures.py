@@ -21,6 +21,9 @@ folder with `bert_config.json` + `vocab.txt`:
                converter's own file names (`bert_model.ckpt-1.*` and `checkpoint`);
   pretrainer/  `--converted_model=pretrainer`: `BertPretrainerV2` (encoder + masked LM),
                saved with its `checkpoint_items` (`encoder`, `masked_lm`) and `model`;
+  pretrainer_as_encoder/  `--converted_model=pretrainer` with the flag's default
+               `--checkpoint_model_name=encoder`: the `BertPretrainerV2` itself under
+               `encoder` (its encoder under `encoder/encoder_network`), `masked_lm` beside;
   pretrainer_nsp/  a `BertPretrainerV2` with the `next_sentence` `ClassificationHead` of
                Model Garden's BERT pretraining config, its encoder and masked LM restored
                from pretrainer/, saved as its `checkpoint_items` (`encoder`, `masked_lm`,
@@ -202,15 +205,23 @@ def main():
     prefix = convert(tf1_prefix, os.path.join(out, "model"), "model", "encoder")
     store("model", encoder_outputs(prefix, name="model"))
 
-    prefix = convert(tf1_prefix, os.path.join(out, "pretrainer"), "model", "pretrainer")
+    pretrainer_prefix = convert(tf1_prefix, os.path.join(out, "pretrainer"), "model",
+                                "pretrainer")
     pretrainer = build_pretrainer(next_sentence=False)
-    tf.train.Checkpoint(model=pretrainer).read(prefix).assert_existing_objects_matched()
+    tf.train.Checkpoint(model=pretrainer).read(
+        pretrainer_prefix).assert_existing_objects_matched()
     store("pretrainer", pretrainer_outputs(pretrainer))
+
+    prefix = convert(tf1_prefix, os.path.join(out, "pretrainer_as_encoder"), "encoder",
+                     "pretrainer")
+    pretrainer = build_pretrainer(next_sentence=False)
+    tf.train.Checkpoint(encoder=pretrainer).read(prefix).assert_existing_objects_matched()
+    store("pretrainer_as_encoder", pretrainer_outputs(pretrainer))
 
     nsp = build_pretrainer(next_sentence=True)
     pretrainer_outputs(nsp)  # builds its variables
     tf.train.Checkpoint(encoder=nsp.encoder_network, masked_lm=nsp.masked_lm).read(
-        prefix).expect_partial()
+        pretrainer_prefix).assert_existing_objects_matched().expect_partial()
     folder = os.path.join(out, "pretrainer_nsp")
     os.makedirs(folder)
     tf.train.Checkpoint(**nsp.checkpoint_items).write(os.path.join(folder, "bert_model.ckpt"))

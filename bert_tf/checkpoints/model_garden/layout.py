@@ -103,6 +103,12 @@ def _no_encoder(prefix, graph):
         f"(no `encoder` or `model` holding one); it holds {_holdings(graph) or 'nothing'}.")
 
 
+def _read(prefix):
+    """`(graph or None for TF1, Layout or None)` of the checkpoint at `prefix`."""
+    graph = read_object_graph(prefix)
+    return graph, None if graph is None else _find_layout(graph)
+
+
 def recognised_layout(prefix):
     """The `Layout` of the checkpoint at `prefix` when it holds a Model Garden encoder; None
     for a TF1 (name-based) checkpoint or another library's model under `encoder`/`model`.
@@ -111,11 +117,9 @@ def recognised_layout(prefix):
       CheckpointError: damaged, or an object graph with neither `encoder`, `model` nor
         `masked_lm` (what it holds is named).
     """
-    graph = read_object_graph(prefix)
-    if graph is None:
-        return None
-    layout = _find_layout(graph)
-    if layout is None and not set(graph.children(graph.ROOT)) & {*MODEL_KEYS, MASKED_LM_KEY}:
+    graph, layout = _read(prefix)
+    if (graph is not None and layout is None
+            and not set(graph.children(graph.ROOT)) & {*MODEL_KEYS, MASKED_LM_KEY}):
         raise _no_encoder(prefix, graph)
     return layout
 
@@ -126,11 +130,10 @@ def read_layout(prefix):
     Raises:
       CheckpointError: damaged, TF1, or no Model Garden encoder (what it holds is named).
     """
-    layout = recognised_layout(prefix)
+    graph, layout = _read(prefix)
+    if graph is None:
+        raise CheckpointError(f"{prefix}: a TF1 (name-based) checkpoint, not a Model Garden "
+                              "TF2 one.")
     if layout is None:
-        graph = read_object_graph(prefix)
-        if graph is None:
-            raise CheckpointError(f"{prefix}: a TF1 (name-based) checkpoint, not a Model "
-                                  "Garden TF2 one.")
         raise _no_encoder(prefix, graph)
     return layout
