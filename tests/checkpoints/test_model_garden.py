@@ -73,8 +73,7 @@ def test_each_layout_reads_as_model_garden_computes(name, reference):
         logits = model(dict(encoder_inputs(reference),
                             masked_lm_positions=reference["masked_lm_positions"]))["mlm_logits"]
         expected = reference[f"{name}/mlm_logits"]
-        np.testing.assert_allclose(np.reshape(logits, expected.shape), expected,
-                                   atol=TOLERANCE)
+        np.testing.assert_allclose(logits, expected, atol=TOLERANCE)
 
 
 def test_next_sentence_pooler_is_copied_into_the_encoder_when_asked(reference):
@@ -141,7 +140,7 @@ def test_masked_lm_and_text_classifier_from_pretrained(reference):
                               masked_lm_positions=reference["masked_lm_positions"]),
                          verbose=0)["mlm_logits"]
     expected = reference["pretrainer/mlm_logits"]
-    np.testing.assert_allclose(np.reshape(logits, expected.shape), expected, atol=TOLERANCE)
+    np.testing.assert_allclose(logits, expected, atol=TOLERANCE)
     classifier = TextClassifier.from_pretrained(folder("encoder"), num_classes=2,
                                                 do_lower_case=True)
     check_encoder(classifier.encoder, reference, "encoder")
@@ -167,8 +166,7 @@ def test_tool_describes_converts_detected_and_refuses_in_one_line(tmp_path, refe
     logits = converted.build_model()(dict(
         encoder_inputs(reference), masked_lm_positions=reference["masked_lm_positions"]))
     expected = reference["pretrainer/mlm_logits"]
-    np.testing.assert_allclose(np.reshape(logits["mlm_logits"], expected.shape), expected,
-                               atol=TOLERANCE)
+    np.testing.assert_allclose(logits["mlm_logits"], expected, atol=TOLERANCE)
     result = _run_tool(f"--input={folder('no_encoder')}", f"--output_dir={tmp_path / 'no'}")
     assert result.returncode == 1
     assert "no Model Garden BERT encoder" in result.stderr
@@ -180,3 +178,22 @@ def _run_tool(*args):
     return subprocess.run([sys.executable, os.path.join(root, "tools", "convert_checkpoint.py"),
                            *args], capture_output=True, text=True, cwd=root,
                           env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"})
+
+
+@pytest.mark.parametrize("name", sorted(LAYOUTS) + ["tf1"])
+def test_recognised_by_one_registry_format_only(name):
+    from bert_tf.checkpoints.registry import FORMATS
+
+    expected = "google_research" if name == "tf1" else "model_garden"
+    assert [entry.name for entry in FORMATS if entry.recognise(folder(name))] == [expected]
+
+
+def test_written_as_huggingface_and_read_back(tmp_path, reference):
+    from bert_tf.checkpoints.registry import find_format, load_pretrained
+
+    output = str(tmp_path / "hf")
+    find_format("huggingface").write(model_garden.read(folder("encoder"), do_lower_case=True),
+                                     output)
+    back = load_pretrained(output)
+    assert back.format == "huggingface" and back.head == "encoder"
+    check_encoder(back.encoder, reference, "encoder")
