@@ -33,13 +33,14 @@ _ARCHITECTURES = {"encoder": "BertEncoder", "model": "BertEncoder",
 def _checkpoint(path):
     """`(folder, prefix)` of a Model Garden candidate: `bert_config.json` beside a TF
     checkpoint that is not a model directory's `model.ckpt`; else None."""
+    path = os.fspath(path)
+    folder = path if os.path.isdir(path) else os.path.dirname(path)
+    if not os.path.isfile(os.path.join(folder, layout_lib.CONFIG_NAME)):
+        return None
     prefix = layout_lib.find_prefix(path)
     if prefix is None or os.path.basename(prefix) == model_dir_lib.CHECKPOINT_PREFIX:
         return None
-    folder = os.path.dirname(prefix)
-    if not os.path.isfile(os.path.join(folder, layout_lib.CONFIG_NAME)):
-        return None
-    return folder, prefix
+    return os.path.dirname(prefix), prefix
 
 
 def recognise(path):
