@@ -28,6 +28,9 @@ folder with `bert_config.json` + `vocab.txt`:
                Model Garden's BERT pretraining config, its encoder and masked LM restored
                from pretrainer/, saved as its `checkpoint_items` (`encoder`, `masked_lm`,
                `next_sentence.pooler_dense`), as Model Garden's pretraining exports it;
+  encoder_v2/  the encoder/ weights in Model Garden's `BertEncoderV2` (a Keras layer, what
+               its `encoders.build_encoder` makes; the converter's `BertEncoder` is a
+               functional model), `tf.train.Checkpoint(encoder=...)`;
   embedding_width/  a `BertEncoder` with `embedding_width=8` (a factorised embedding and
                its projection), `tf.train.Checkpoint(encoder=...)`;
   no_encoder/  a checkpoint holding only a `ClassificationHead` (`tf.train.Checkpoint(
@@ -231,6 +234,25 @@ def main():
     outputs["next_sentence_pooled_output"] = nsp.classification_heads[0].dense(
         outputs["sequence_output"][:, 0]).numpy()
     store("pretrainer_nsp", outputs)
+
+    folder = os.path.join(out, "encoder_v2")
+    os.makedirs(folder)
+    encoder = networks.BertEncoderV2(
+        vocab_size=CONFIG["vocab_size"], hidden_size=CONFIG["hidden_size"],
+        num_layers=CONFIG["num_hidden_layers"],
+        num_attention_heads=CONFIG["num_attention_heads"],
+        inner_dim=CONFIG["intermediate_size"],
+        inner_activation=tf_utils.get_activation(CONFIG["hidden_act"]),
+        max_sequence_length=CONFIG["max_position_embeddings"],
+        type_vocab_size=CONFIG["type_vocab_size"])
+    encoder(encoder_inputs())
+    tf.train.Checkpoint(encoder=encoder).read(
+        os.path.join(out, "encoder", "bert_model.ckpt")).assert_existing_objects_matched()
+    tf.train.Checkpoint(encoder=encoder).write(os.path.join(folder, "bert_model.ckpt"))
+    write_small_files(folder)
+    outputs = encoder(encoder_inputs(), training=False)
+    store("encoder_v2", {name: outputs[name].numpy()
+                         for name in ("sequence_output", "pooled_output")})
 
     folder = os.path.join(out, "embedding_width")
     os.makedirs(folder)

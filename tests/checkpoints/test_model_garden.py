@@ -17,7 +17,8 @@ from bert_tf.model_dir import CheckpointError
 
 FIXTURES = os.path.join(os.path.dirname(os.path.dirname(__file__)), "testdata", "model_garden")
 # Fixture folder: the layout it is described as.
-LAYOUTS = {"encoder": "encoder", "model": "model", "pretrainer": "pretrainer",
+LAYOUTS = {"encoder": "encoder", "encoder_v2": "encoder", "model": "model",
+           "pretrainer": "pretrainer",
            "pretrainer_as_encoder": "pretrainer", "pretrainer_nsp": "pretrainer"}
 TOLERANCE = 1e-5
 

@@ -7,10 +7,10 @@ beside `bert_config.json` and `vocab.txt`, in three layouts its
   model       `tf.train.Checkpoint(model=BertEncoder)`: older ones;
   pretrainer  a `BertPretrainerV2` saved with its `checkpoint_items` (`encoder`,
               `masked_lm`, `<head>.pooler_dense` per classification head), often with the
-              pretrainer itself under `model`.
+              pretrainer itself under `model` (or under `encoder`: the converter's
+              `--converted_model=pretrainer` with its default `--checkpoint_model_name`).
 A node is told by its children: a `BertEncoder` holds `_transformer_layers` and
-`_embedding_layer`, a `BertPretrainerV2` its `encoder_network`, a masked-LM head its
-`dense`, `layer_norm` and output bias.
+`_embedding_layer`, a `BertPretrainerV2` its `encoder_network` and `masked_lm`.
 """
 
 import collections
