@@ -198,3 +198,21 @@ def test_written_as_huggingface_and_read_back(tmp_path, reference):
     back = load_pretrained(output)
     assert back.format == "huggingface" and back.head == "encoder"
     check_encoder(back.encoder, reference, "encoder")
+
+
+def test_a_bert_tf_training_run_is_not_model_garden(tmp_path):
+    import tensorflow as tf
+
+    from bert_tf.checkpoints import weight_map
+    from bert_tf.checkpoints.registry import detect_format
+    from bert_tf.configs import BertConfig
+
+    config = BertConfig(vocab_size=63, hidden_size=16, num_hidden_layers=1,
+                        num_attention_heads=2, intermediate_size=32)
+    encoder, heads = weight_map.build_models(config, ["masked_lm"])
+    checkpoint = tf.train.Checkpoint(encoder=encoder, **heads)
+    tf.train.CheckpointManager(checkpoint, str(tmp_path), max_to_keep=1,
+                               checkpoint_name="ckpt").save()  # as training.checkpointing
+    config.to_json_file(str(tmp_path / "bert_config.json"))
+    assert not model_garden.recognise(str(tmp_path))
+    assert detect_format(str(tmp_path)).name == "model_dir"
