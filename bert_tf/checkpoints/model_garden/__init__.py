@@ -35,7 +35,7 @@ def _checkpoint(path):
     checkpoint that is not a model directory's `model.ckpt`; else None."""
     path = os.fspath(path)
     folder = path if os.path.isdir(path) else os.path.dirname(path)
-    if not os.path.isfile(os.path.join(folder, layout_lib.CONFIG_NAME)):
+    if not os.path.isfile(os.path.join(folder, model_dir_lib.CONFIG_NAME)):
         return None
     prefix = layout_lib.find_prefix(path)
     if prefix is None or os.path.basename(prefix) == model_dir_lib.CHECKPOINT_PREFIX:
@@ -50,8 +50,8 @@ def recognise(path):
     Reads the checkpoint's index and object graph, no weights.
 
     Raises:
-      CheckpointError: an object-based checkpoint beside `bert_config.json` with no
-        `encoder` or `model` at all: what it holds is named.
+      CheckpointError: an object-based checkpoint beside `bert_config.json` with neither
+        `encoder`, `model` nor `masked_lm`: what it holds is named.
     """
     found = _checkpoint(path)
     if found is None:

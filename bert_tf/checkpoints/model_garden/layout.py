@@ -22,7 +22,6 @@ import tensorflow as tf
 from bert_tf.checkpoints.model_garden.object_graph import read_object_graph
 from bert_tf.model_dir import CheckpointError
 
-CONFIG_NAME = "bert_config.json"
 # The root objects a checkpoint may keep its model under, in the order they are tried.
 MODEL_KEYS = ("encoder", "model")
 MASKED_LM_KEY = "masked_lm"

@@ -17,10 +17,10 @@ import os
 from absl import logging
 
 from bert_tf.checkpoints import weight_map
-from bert_tf.checkpoints.model_garden.layout import CONFIG_NAME, NEXT_SENTENCE_POOLER_KEY
+from bert_tf.checkpoints.model_garden.layout import NEXT_SENTENCE_POOLER_KEY
 from bert_tf.checkpoints.weight_map import LAYER, Rule
 from bert_tf.configs import BertConfig
-from bert_tf.model_dir import CheckpointError, read_json_object
+from bert_tf.model_dir import CONFIG_NAME, CheckpointError, read_json_object
 
 # bert_config.json keys that Model Garden's `BertConfig` writes beside google-research's.
 EMBEDDING_SIZE = "embedding_size"
