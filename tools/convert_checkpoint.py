@@ -26,7 +26,7 @@ from bert_tf import cli  # first: quiets TensorFlow's C++ start-up lines
 from absl import flags  # noqa: E402
 
 from bert_tf.checkpoints.convert import (  # noqa: E402
-    convert_checkpoint, source_names, target_names)
+    DEFAULT_TARGET, convert_checkpoint, source_names, target_names)
 from bert_tf.checkpoints.registry import describe_folder  # noqa: E402
 from bert_tf.errors import UserError  # noqa: E402
 
@@ -34,7 +34,7 @@ flags.DEFINE_enum("from", None, source_names(), "Format of --input (default: det
                   "its files).")
 flags.DEFINE_string("describe", None, "Print what this folder (.keras file, TF checkpoint "
                     "prefix) is and exit: format, architecture, head, labels, vocab, casing.")
-flags.DEFINE_enum("to", "model_dir", target_names(), "Format written to --output_dir.")
+flags.DEFINE_enum("to", DEFAULT_TARGET, target_names(), "Format written to --output_dir.")
 flags.DEFINE_string("input", None, "The checkpoint folder (or TF1 checkpoint prefix).")
 flags.DEFINE_string("bert_config_file", None, "google_research: bert_config.json "
                     "(default: beside the checkpoint).")

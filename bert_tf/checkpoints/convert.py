@@ -10,12 +10,13 @@ Example:
 ...                    "huggingface", "/tmp/bert_tiny_hf")  # doctest: +SKIP
 """
 
-from bert_tf.checkpoints import registry
+from bert_tf.checkpoints import model_dir_format, registry
 from bert_tf.file_io import refuse_existing
 from bert_tf.model_dir import CheckpointError
 
-# The format that records the casing (`--do_lower_case`) in what it writes.
-_CASING_TARGET = "model_dir"
+# What the converter writes unless told otherwise; the one target that records the casing
+# (`--do_lower_case`, in `model_info.json`).
+DEFAULT_TARGET = model_dir_format.NAME
 
 
 def source_names():
@@ -64,7 +65,7 @@ def convert_checkpoint(source, input_path, target, output_dir, do_lower_case=Non
         owners = [entry.name for entry in registry.FORMATS if set(unknown) <= set(entry.options)]
         raise CheckpointError(f"{flags} apply to {' and '.join(owners)} checkpoints only; "
                               f"{reader.name} inputs carry their own.")
-    if writer.name != _CASING_TARGET and do_lower_case is not None:
+    if writer.name != DEFAULT_TARGET and do_lower_case is not None:
         raise CheckpointError("--do_lower_case is recorded in a model directory's "
                               f"model_info.json; it does not apply to --to={target}.")
     refuse_existing(output_dir, "output directory")

@@ -1,4 +1,4 @@
-"""`Pretrained`: any checkpoint format read into bert_tf layers, the one result every reader returns.
+"""`Pretrained`: a checkpoint of any format read into bert_tf layers, what every reader returns.
 
 Every `Format.read` (registry.FORMATS) returns a `Pretrained`, every `Format.write` takes one,
 and every consumer (the converter, `BertEncoder.from_pretrained`, the Keras task models'

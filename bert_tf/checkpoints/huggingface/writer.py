@@ -104,9 +104,10 @@ _TYPE_ERROR = ("export_huggingface_checkpoint takes a model directory, a BertEnc
 def _tensors(pretrained):
     """The folder's tensors, by their PyTorch names."""
     config, architecture = pretrained.config, export_architecture(pretrained)
-    rules = weight_map.expand(safetensors_file.TABLE, config.num_hidden_layers,
-                              list(pretrained.heads))
-    weights = weight_map.model_weights(pretrained.encoder, *pretrained.heads.values())
+    # A task architecture holds no pretraining heads: transformers would call them unexpected.
+    heads = pretrained.heads if pretrained.head == "pretrainer" else {}
+    rules = weight_map.expand(safetensors_file.TABLE, config.num_hidden_layers, list(heads))
+    weights = weight_map.model_weights(pretrained.encoder, *heads.values())
     if architecture in NO_POOLER:
         rules = [rule for rule in rules if not rule.target.startswith("pooler/")]
         weights = {path: w for path, w in weights.items() if not path.startswith("pooler/")}
