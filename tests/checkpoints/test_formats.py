@@ -80,12 +80,26 @@ def _keras(tmp_path):
     return Fixture(path, readable=False)
 
 
+def _model_garden(tmp_path):
+    # Model Garden's converter wrote it (dev/make_model_garden_fixtures.py), named as the
+    # published v3 BERTs are; the reference is Model Garden's BertEncoder on the fixture's
+    # unpadded row (bert_tf zeroes padded positions, Model Garden computes them).
+    folder = os.path.join(TESTDATA, "model_garden")
+    saved = np.load(os.path.join(folder, "model_garden_reference.npz"))
+    reference = {"input_ids": saved["input_word_ids"], "attention_mask": saved["input_mask"],
+                 "token_type_ids": saved["input_type_ids"],
+                 "sequence_output": saved["encoder/sequence_output"],
+                 "pooled_output": saved["encoder/pooled_output"]}
+    return Fixture(os.path.join(folder, "encoder"), {k: v[:1] for k, v in reference.items()})
+
+
 # Format name -> (tmp_path) -> Fixture.
 FIXTURES = {
     "model_dir": _model_dir,
     "google_research": _google_research,
     "huggingface": _huggingface,
     "keras": _keras,
+    "model_garden": _model_garden,
 }
 NAMES = [entry.name for entry in FORMATS]
 WRITABLE = [entry.name for entry in FORMATS if entry.write is not None]
