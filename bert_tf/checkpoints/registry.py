@@ -25,11 +25,11 @@ from bert_tf.model_dir import CheckpointError
 
 # Every format, in the order `detect_format` tries them.
 FORMATS = (
-    model_garden.FORMAT,  # before model_dir and google_research: its file names can match theirs
     model_dir_format.FORMAT,
     google_research.FORMAT,
     huggingface.FORMAT,
     keras_file.FORMAT,
+    model_garden.FORMAT,
 )
 
 
