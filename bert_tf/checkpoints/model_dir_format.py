@@ -30,8 +30,8 @@ NAME = "model_dir"
 HEAD_BIAS = "head/bias/.ATTRIBUTES/VARIABLE_VALUE"
 # The heads a model directory holds as one `Dense` named `head`.
 TASK_HEADS = ("classifier", "token_classifier", "span_labeler", "multiple_choice")
-# The checkpoint file of google-research folders, which hold a `bert_config.json` too.
-_GOOGLE_RESEARCH_INDEX = "bert_model.ckpt.index"
+# The checkpoint name of a training run's output (`training.checkpointing`).
+_TRAINING_CHECKPOINT = "ckpt-"
 
 
 def _folder(path):
@@ -51,9 +51,12 @@ def recognise(path):
         return False
     if os.path.isfile(os.path.join(folder, model_dir_lib.CHECKPOINT_PREFIX + ".index")):
         return True
-    return (os.fspath(path) == folder
-            and os.path.isfile(os.path.join(folder, "checkpoint"))
-            and not os.path.isfile(os.path.join(folder, _GOOGLE_RESEARCH_INDEX)))
+    if os.fspath(path) != folder or not os.path.isfile(os.path.join(folder, "checkpoint")):
+        return False
+    # A training run's: `Trainer`'s CheckpointManager names them `ckpt-N` (Model Garden's
+    # converter writes `bert_model.ckpt-N` beside a `checkpoint` file too).
+    latest = tf.train.latest_checkpoint(folder)
+    return latest is not None and os.path.basename(latest).startswith(_TRAINING_CHECKPOINT)
 
 
 def _variables(prefix):

@@ -20,7 +20,7 @@ bert-sst2/: Hugging Face folder, safetensors (model.safetensors)
 import os
 
 from bert_tf.checkpoints import (google_research, huggingface, keras_file, keras_hub,
-                                 model_dir_format, tf_hub)
+                                 model_dir_format, model_garden, tf_hub)
 from bert_tf.model_dir import CheckpointError
 
 # Every format, in the order `detect_format` tries them.
@@ -31,6 +31,7 @@ FORMATS = (
     keras_file.FORMAT,
     tf_hub.FORMAT,
     keras_hub.FORMAT,
+    model_garden.FORMAT,
 )
 
 

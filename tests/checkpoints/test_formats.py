@@ -103,6 +103,17 @@ def _keras_hub(tmp_path):
         "token_type_ids": saved["backbone/segment_ids"][:1, :length],
         "sequence_output": saved["backbone/sequence_output"][:1, :length],
         "pooled_output": saved["backbone/pooled_output"][:1]})
+def _model_garden(tmp_path):
+    # Model Garden's converter wrote it (dev/make_model_garden_fixtures.py), named as the
+    # published v3 BERTs are; the reference is Model Garden's BertEncoder on the fixture's
+    # unpadded row (bert_tf zeroes padded positions, Model Garden computes them).
+    folder = os.path.join(TESTDATA, "model_garden")
+    saved = np.load(os.path.join(folder, "model_garden_reference.npz"))
+    reference = {"input_ids": saved["input_word_ids"], "attention_mask": saved["input_mask"],
+                 "token_type_ids": saved["input_type_ids"],
+                 "sequence_output": saved["encoder/sequence_output"],
+                 "pooled_output": saved["encoder/pooled_output"]}
+    return Fixture(os.path.join(folder, "encoder"), {k: v[:1] for k, v in reference.items()})
 
 
 # Format name -> (tmp_path) -> Fixture.
@@ -113,6 +124,7 @@ FIXTURES = {
     "keras": _keras,
     "tf_hub": _tf_hub,
     "keras_hub": _keras_hub,
+    "model_garden": _model_garden,
 }
 NAMES = [entry.name for entry in FORMATS]
 # Pretraining heads a written format cannot hold, dropped with a warning by its `write`.

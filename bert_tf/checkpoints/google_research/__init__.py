@@ -21,13 +21,24 @@ from bert_tf.checkpoints.google_research.reader import (CHECKPOINT, HEAD_VARIABL
 
 def recognise(path):
     """A folder holding `bert_model.ckpt.index`, or a TF checkpoint prefix other than a model
-    directory's `model.ckpt`, with `bert_config.json` beside it."""
+    directory's `model.ckpt`, with `bert_config.json` beside it; a name-based (TF1)
+    checkpoint, not an object-based TF2 one (a Model Garden folder has the same file names)."""
     path = os.fspath(path).rstrip(os.sep) or os.sep
     if os.path.isfile(path + ".index"):
         folder = os.path.dirname(path)
-        return (os.path.basename(path) != model_dir_lib.CHECKPOINT_PREFIX
-                and os.path.isfile(os.path.join(folder, model_dir_lib.CONFIG_NAME)))
-    return os.path.isfile(os.path.join(path, CHECKPOINT + ".index"))
+        found = (os.path.basename(path) != model_dir_lib.CHECKPOINT_PREFIX
+                 and os.path.isfile(os.path.join(folder, model_dir_lib.CONFIG_NAME)))
+    else:
+        found = os.path.isfile(os.path.join(path, CHECKPOINT + ".index"))
+    return found and not _object_based(checkpoint_prefix(path))
+
+
+def _object_based(prefix):
+    """Whether the checkpoint at `prefix` was saved by `tf.train.Checkpoint` (TF2)."""
+    try:
+        return tf.train.load_checkpoint(prefix).has_tensor("_CHECKPOINTABLE_OBJECT_GRAPH")
+    except (tf.errors.OpError, ValueError) as error:
+        raise model_dir_lib.checkpoint_read_error(prefix, error) from None
 
 
 def describe(path):

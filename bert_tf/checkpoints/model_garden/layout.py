@@ -1,0 +1,138 @@
+"""Where a Model Garden checkpoint keeps its encoder and heads, found in its object graph.
+
+Model Garden (tensorflow/models, `official/nlp`) saves BERTs as TF2 object-based checkpoints
+beside `bert_config.json` and `vocab.txt`, in three layouts its
+`tf2_bert_encoder_checkpoint_converter` writes and its pretraining exports:
+  encoder     `tf.train.Checkpoint(encoder=BertEncoder)`: the published v3 BERTs;
+  model       `tf.train.Checkpoint(model=BertEncoder)`: older ones;
+  pretrainer  a `BertPretrainerV2` saved with its `checkpoint_items` (`encoder`,
+              `masked_lm`, `<head>.pooler_dense` per classification head), often with the
+              pretrainer itself under `model` (or under `encoder`: the converter's
+              `--converted_model=pretrainer` with its default `--checkpoint_model_name`).
+A node is told by its children: a `BertEncoder` holds `_transformer_layers` and
+`_embedding_layer`, a `BertPretrainerV2` its `encoder_network` and `masked_lm`.
+"""
+
+import collections
+import glob
+import os
+
+import tensorflow as tf
+
+from bert_tf.checkpoints.model_garden.object_graph import read_object_graph
+from bert_tf.model_dir import CheckpointError
+
+# The root objects a checkpoint may keep its model under, in the order they are tried.
+MODEL_KEYS = ("encoder", "model")
+MASKED_LM_KEY = "masked_lm"
+# Model Garden's BERT pretraining names its next-sentence classification head so.
+NEXT_SENTENCE_POOLER_KEY = "next_sentence.pooler_dense"
+
+Layout = collections.namedtuple("Layout", [
+    "graph", "name", "encoder", "masked_lm", "next_sentence_pooler"])
+Layout.__doc__ = """What a Model Garden checkpoint holds.
+
+Attributes:
+  graph: its `ObjectGraph`.
+  name: `encoder`, `model` or `pretrainer`.
+  encoder: the BertEncoder's node.
+  masked_lm: the masked-LM head's node, or None.
+  next_sentence_pooler: the next-sentence head's `pooler_dense` node, or None.
+"""
+
+
+def find_prefix(path):
+    """The TF checkpoint prefix of `path` (a folder or a prefix), or None when it has none.
+
+    A folder's one `*.index` file names it; with several, its `checkpoint` state file.
+
+    Raises:
+      CheckpointError: several checkpoints and no state file to choose one.
+    """
+    path = os.fspath(path)
+    if os.path.isfile(path + ".index"):
+        return path
+    if not os.path.isdir(path):
+        return None
+    indexes = sorted(glob.glob(os.path.join(glob.escape(path), "*.index")))
+    if len(indexes) <= 1:
+        return indexes[0][:-len(".index")] if indexes else None
+    latest = tf.train.latest_checkpoint(path)
+    if latest is None:
+        raise CheckpointError(f"{path} holds several checkpoints "
+                              f"{[os.path.basename(i) for i in indexes]} and no `checkpoint` "
+                              "file naming the one to read; pass its prefix.")
+    return latest
+
+
+def _is_encoder(graph, node):
+    return {"_transformer_layers", "_embedding_layer"} <= set(graph.children(node))
+
+
+def _holdings(graph):
+    """Names of the root's objects, with their variable counts, for messages."""
+    return ", ".join(f"{name} ({len(graph.variables(node))} variables)"
+                     for name, node in sorted(graph.children(graph.ROOT).items()))
+
+
+def _find_layout(graph):
+    """The `Layout` of a graph holding a Model Garden encoder, else None."""
+    root = graph.children(graph.ROOT)
+    pretrainer = next((root[key] for key in MODEL_KEYS if key in root
+                       and "encoder_network" in graph.children(root[key])), None)
+    encoder = next((root[key] for key in MODEL_KEYS
+                    if key in root and _is_encoder(graph, root[key])), None)
+    if encoder is None and pretrainer is not None:
+        encoder = graph.find(pretrainer, "encoder_network")
+    if encoder is None or not _is_encoder(graph, encoder):
+        return None
+    masked_lm = root.get(MASKED_LM_KEY)
+    if masked_lm is None and pretrainer is not None:
+        masked_lm = graph.find(pretrainer, "masked_lm")
+    if pretrainer is not None or masked_lm is not None:
+        name = "pretrainer"
+    else:
+        name = next(key for key in MODEL_KEYS if root.get(key) == encoder)
+    return Layout(graph, name, encoder, masked_lm, root.get(NEXT_SENTENCE_POOLER_KEY))
+
+
+def _no_encoder(prefix, graph):
+    return CheckpointError(
+        f"{prefix}: a TF2 checkpoint with no Model Garden BERT encoder in its object graph "
+        f"(no `encoder` or `model` holding one); it holds {_holdings(graph) or 'nothing'}.")
+
+
+def _read(prefix):
+    """`(graph or None for TF1, Layout or None)` of the checkpoint at `prefix`."""
+    graph = read_object_graph(prefix)
+    return graph, None if graph is None else _find_layout(graph)
+
+
+def recognised_layout(prefix):
+    """The `Layout` of the checkpoint at `prefix` when it holds a Model Garden encoder; None
+    for a TF1 (name-based) checkpoint or another library's model under `encoder`/`model`.
+
+    Raises:
+      CheckpointError: damaged, or an object graph with neither `encoder`, `model` nor
+        `masked_lm` (what it holds is named).
+    """
+    graph, layout = _read(prefix)
+    if (graph is not None and layout is None
+            and not set(graph.children(graph.ROOT)) & {*MODEL_KEYS, MASKED_LM_KEY}):
+        raise _no_encoder(prefix, graph)
+    return layout
+
+
+def read_layout(prefix):
+    """The `Layout` of the checkpoint at `prefix`.
+
+    Raises:
+      CheckpointError: damaged, TF1, or no Model Garden encoder (what it holds is named).
+    """
+    graph, layout = _read(prefix)
+    if graph is None:
+        raise CheckpointError(f"{prefix}: a TF1 (name-based) checkpoint, not a Model Garden "
+                              "TF2 one.")
+    if layout is None:
+        raise _no_encoder(prefix, graph)
+    return layout
