@@ -22,8 +22,10 @@ EXAMPLES = {
     "README.md": ["readme_quickstart.py"],
     "docs/fine_tuning.md": ["readme_fit_strings.py", "readme_fit_example.py"],
 }
-# Pages run block by block here (docs/migrating_from_transformers_tf.md: test_migration_doc.py).
-RUN_IN_ORDER = ["docs/serving.md", "docs/migrating_from_transformers_tf.md"]
+# Pages run block by block here (docs/migrating_from_transformers_tf.md: test_migration_doc.py,
+# docs/migrating_from_tf_hub.md: test_migration_tf_hub_doc.py).
+RUN_IN_ORDER = ["docs/serving.md", "docs/migrating_from_transformers_tf.md",
+                "docs/migrating_from_tf_hub.md"]
 
 
 def python_blocks(page):
