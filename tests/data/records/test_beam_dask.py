@@ -23,6 +23,8 @@ from bert_tf.data.records import beam_vocab
 from bert_tf.data.records import create_pretraining_data as cpd
 from bert_tf.data.records.record_options import Options
 
+pytestmark = [pytest.mark.beam, pytest.mark.dask]  # runs Beam on a local Dask cluster
+
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
 _OPTIONS = Options(vocab_file=VOCAB, dupe_factor=2, random_seed=5)
 

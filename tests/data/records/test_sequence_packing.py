@@ -23,6 +23,8 @@ from bert_tf.data.records import sequence_packing
 from bert_tf.data.records.record_options import Options
 from tests.data.conftest import CORPUS_DIR, TRAIN
 
+pytestmark = pytest.mark.beam  # runs the records pipeline on Beam
+
 KJV_VOCAB = os.path.join(CORPUS_DIR, "kjv_vocab.txt")
 S, P, K, SEED = 512, 80, 3, 36  # at 512 records are 30% padding, and rows take 3
 # sha256 of the two shards that the code before --max_sequences_per_pack existed (commit
