@@ -16,8 +16,8 @@ tf.config.set_logical_device_configuration(
     _cpus[0], [tf.config.LogicalDeviceConfiguration(), tf.config.LogicalDeviceConfiguration()])
 
 
-# The suite's markers, by what a test uses; `make check` leaves out SLOW_MARKERS, `make test`
-# runs everything. `minilm` is given here to every test that uses the real checkpoint.
+# The suite's markers, by what a test uses; `make check` leaves out all of them, `make test`
+# runs everything. `minilm`, `beam` and `subprocess` are also given here to every test whose fixtures need them.
 MARKERS = {
     "slow": "a long run (training to a result, a fresh install, a benchmark)",
     "subprocess": "starts the program in a new interpreter (~4 s of TensorFlow start-up each)",
@@ -25,7 +25,13 @@ MARKERS = {
     "beam": "runs an Apache Beam pipeline",
     "dask": "runs Beam's DaskRunner on a local Dask cluster",
 }
-MINILM_FIXTURES = {"minilm_hf_dir", "minilm_model_dir"}
+FIXTURE_MARKERS = {
+    "minilm_hf_dir": "minilm", "minilm_model_dir": "minilm",
+    "static_records": "beam", "static_wwm_records": "beam", "static_batch": "beam",
+    # Fixtures that start the program in a new interpreter.
+    "fresh": "subprocess", "phase_1_model_dir": "subprocess", "straight": "subprocess",
+    "finished_run": "subprocess",
+}
 
 
 def pytest_configure(config):
@@ -37,8 +43,8 @@ def pytest_configure(config):
 
 def pytest_collection_modifyitems(items):
     for item in items:
-        if MINILM_FIXTURES & set(getattr(item, "fixturenames", ())):
-            item.add_marker(pytest.mark.minilm)
+        for fixture in FIXTURE_MARKERS.keys() & set(getattr(item, "fixturenames", ())):
+            item.add_marker(FIXTURE_MARKERS[fixture])
 
 
 @pytest.fixture(autouse=True)

@@ -80,8 +80,10 @@ def call_entry_point(entry, *args):
     points that define the same flag names run one after another. An exception other than
     the `SystemExit` of `cli.run` is a bug and propagates with its trace.
     """
+    from absl import app, logging  # noqa: F401  (their flags exist before flagsaver saves)
     from absl.testing import flagsaver
 
+    app.define_help_flags()  # once per process: defined inside flagsaver, they would go after it
     path = os.path.join(REPO, entry) if _is_path(entry) else entry
     stdout, stderr = io.StringIO(), io.StringIO()
     saved_argv = sys.argv

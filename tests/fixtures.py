@@ -4,18 +4,17 @@ Every test that needs a small model builds it from `TINY_CONFIG` (odd sizes, so 
 mix-ups cannot cancel out) and every tiny model directory comes from `write_tiny_model_dir`;
 `tests/conftest.py` serves both as the fixtures `tiny_config` and `tiny_model_dir`.
 
->>> config = without_dropout(TINY_CONFIG)
->>> write_tiny_model_dir(str(tmp_path / "model"), head="classifier")  # doctest: +SKIP
+    classifier = write_tiny_model_dir("/tmp/model", head="classifier")
+    encoder = BertEncoder(without_dropout(TINY_CONFIG))
 """
 
 import dataclasses
 import os
 
 from bert_tf.configs import BertConfig
+# A small real cased WordPiece vocab (BBC News, 3,965 pieces): tiny directories build fast.
+from tests.tokenization.reference_data import CASED_VOCAB
 
-TESTDATA = os.path.join(os.path.dirname(__file__), "testdata")
-# A small real cased WordPiece vocab (BBC News), so tiny model directories build fast.
-CASED_VOCAB = os.path.join(TESTDATA, "tokenization", "bbc_cased_vocab.txt")
 TINY_CONFIG = BertConfig(vocab_size=53, hidden_size=12, num_hidden_layers=2, num_attention_heads=3,
                          intermediate_size=20, max_position_embeddings=64, type_vocab_size=2)
 LABELS = ["business", "sport", "tech"]

@@ -5,12 +5,11 @@ import pytest
 import tensorflow as tf
 
 from bert_tf.models import BertEncoder
-from tests.export.conftest import tiny_config
 
 
 @pytest.fixture(scope="module")
-def encoder():
-    return BertEncoder(tiny_config())
+def encoder(tiny_config):
+    return BertEncoder(tiny_config)
 
 
 def _outputs(encoder, inputs, single_sequence_padded):

@@ -103,6 +103,7 @@ def test_bad_input_found_by_a_dask_worker_is_one_line(dask_client, tmp_path):
     assert glob.glob(str(tmp_path / "out" / "*")) == []
 
 
+@pytest.mark.subprocess
 def test_dask_address_nothing_listens_on_is_one_line(tmp_path):
     with socket.socket() as s:  # A port nothing listens on once closed.
         s.bind(("127.0.0.1", 0))

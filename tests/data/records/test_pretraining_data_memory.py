@@ -41,6 +41,7 @@ def _run(inputs, output):
     return int(words[words.index("instances") + 1]), int(words[words.index("peak_rss_kib") + 1])
 
 
+@pytest.mark.subprocess
 @pytest.mark.slow
 def test_peak_memory_of_10x_corpus_within_1_5x(tmp_path):
     with gzip.open(TRAIN, "rt", encoding="utf-8") as f:
