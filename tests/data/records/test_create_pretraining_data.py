@@ -1,6 +1,7 @@
 """create_pretraining_data: statistics, google-research format, NotNext buckets, determinism."""
 
 import numpy as np
+import pytest
 import tensorflow as tf
 
 from tests.data import pretraining_stats
