@@ -5,8 +5,8 @@ error line, no TensorFlow start-up chatter, the exit code). `call_entry_point` r
 `__main__` block in this process under absl's `flagsaver`, skipping the ~4 s TensorFlow start-up
 of a new process: error cases use it. Both return a `Run`, which `assert_user_error` checks.
 
->>> result = call_entry_point("tools/extract_features.py", "--model_dir=nope")  # doctest: +SKIP
->>> assert_user_error(result, "--input_file", "required")                      # doctest: +SKIP
+    result = call_entry_point("tools/extract_features.py", "--model_dir=nope")
+    assert_user_error(result, "--input_file")  # a required flag is missing
 """
 
 import contextlib
@@ -87,7 +87,7 @@ def call_entry_point(entry, *args):
     path = os.path.join(REPO, entry) if _is_path(entry) else entry
     stdout, stderr = io.StringIO(), io.StringIO()
     saved_argv = sys.argv
-    sys.argv = [path if _is_path(entry) else entry, *map(str, args)]
+    sys.argv = [path, *map(str, args)]
     returncode = 0
     try:
         with flagsaver.flagsaver(), _absl_logging_kept(), contextlib.redirect_stdout(stdout), \

@@ -12,8 +12,7 @@ import dataclasses
 import os
 
 from bert_tf.configs import BertConfig
-# A small real cased WordPiece vocab (BBC News, 3,965 pieces): tiny directories build fast.
-from tests.tokenization.reference_data import CASED_VOCAB
+from tests.tokenization.reference_data import CASED_VOCAB  # BBC News, 3,965 pieces, cased
 
 TINY_CONFIG = BertConfig(vocab_size=53, hidden_size=12, num_hidden_layers=2, num_attention_heads=3,
                          intermediate_size=20, max_position_embeddings=64, type_vocab_size=2)
