@@ -17,7 +17,7 @@ tf.config.set_logical_device_configuration(
 
 
 # The suite's markers, by what a test uses; `make check` leaves out all of them, `make test`
-# runs everything. `minilm`, `beam` and `subprocess` are also given here to every test whose fixtures need them.
+# runs everything. A test also gets the marker of each fixture of FIXTURE_MARKERS it uses.
 MARKERS = {
     "slow": "a long run (training to a result, a fresh install, a benchmark)",
     "subprocess": "starts the program in a new interpreter (~4 s of TensorFlow start-up each)",
