@@ -7,7 +7,7 @@ import shutil
 import numpy as np
 import pytest
 
-from tests.entry_points import REPO, assert_user_error, run_entry_point, snapshot  # noqa: F401
+from tests.entry_points import assert_user_error, run_entry_point, snapshot  # noqa: F401
 from tests.fixtures import write_tiny_model_dir
 
 
