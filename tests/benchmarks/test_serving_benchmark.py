@@ -5,7 +5,11 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 from benchmarks.serving import computed_tokens
+
+pytestmark = [pytest.mark.slow, pytest.mark.subprocess]  # each runs benchmarks/benchmark.py as a user does
 
 ROOT = os.path.join(os.path.dirname(__file__), "..", "..")
 LINES = ["In the beginning God created the heaven and the earth.", "Amen.",

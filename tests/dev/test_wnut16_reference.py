@@ -13,7 +13,7 @@ import subprocess
 import pytest
 
 from bert_tf.finetuning import conll
-from tests.tools.conftest import REPO
+from tests.entry_points import REPO
 
 REFERENCE_PYTHON = os.path.join(REPO, ".venv-ref", "bin", "python")
 
@@ -45,6 +45,7 @@ def test_reference_reads_and_splits_as_run_ner():
     assert (len(train), len(dev)) == (1915, 479)
 
 
+@pytest.mark.subprocess
 @pytest.mark.skipif(not os.path.exists(REFERENCE_PYTHON),
                     reason="needs the dev-only reference venv .venv-ref (PyTorch, transformers)")
 def test_reference_fine_tunes_a_little():

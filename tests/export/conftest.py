@@ -1,4 +1,4 @@
-"""Shared export fixtures: tiny model directories, their exports, a fresh-process runner."""
+"""Shared export fixtures: a tiny classifier and MiniLM exported once, a fresh-process runner."""
 
 import json
 import os
@@ -10,25 +10,11 @@ import pytest
 import tensorflow as tf
 import tensorflow_text as text
 
-from bert_tf.model_dir import write_model_dir
-from bert_tf.configs import BertConfig
 from bert_tf.export.exporter import export_saved_model
-from bert_tf.models import (
-    BertClassifier,
-    BertEncoder,
-    BertMultipleChoice,
-    BertPretrainer,
-    BertSpanLabeler,
-    BertTokenClassifier,
-)
+from tests.fixtures import LABELS, TAGS, write_tiny_model_dir  # noqa: F401  (the export tests')
 
 HERE = os.path.dirname(__file__)
-REPO = os.path.dirname(os.path.dirname(HERE))
-# A small real (cased) WordPiece vocab, so the tiny models build fast.
-TINY_VOCAB = os.path.join(REPO, "tests", "testdata", "tokenization", "bbc_cased_vocab.txt")
 TINY_SEQ_LENGTH = 24
-LABELS = ["business", "sport", "tech"]
-TAGS = ["O", "B-PER", "I-PER", "B-LOC", "I-LOC"]
 # Raw-text inputs every export is checked on, bad ones included.
 TEXTS = [
     b"Hello, world! BBC News reports on sport in Paris.",
@@ -50,42 +36,6 @@ class RoundRobinModule(tf.Module):
 
     def signatures(self):
         return {"serving_default": self.trim.get_concrete_function()}
-
-
-def tiny_config():
-    with open(TINY_VOCAB, encoding="utf-8") as f:
-        vocab_size = sum(1 for _ in f)
-    return BertConfig(vocab_size=vocab_size, hidden_size=12, num_hidden_layers=2,
-                      num_attention_heads=3, intermediate_size=20, max_position_embeddings=64)
-
-
-def write_tiny_model_dir(model_dir, head, info=None):
-    """A randomly initialised model directory for `head` with the tiny (cased) vocab.
-
-    `info` replaces the model_info.json fields written by default (`head`, `do_lower_case`).
-    """
-    config = tiny_config()
-    encoder = BertEncoder(config)
-    info = dict({"head": head, "do_lower_case": False}, **(info or {}))
-    if head == "encoder":
-        model, items = encoder, {"encoder": encoder}
-    else:
-        model = {
-            "classifier": lambda: BertClassifier(encoder, len(LABELS)),
-            "token_classifier": lambda: BertTokenClassifier(encoder, len(TAGS)),
-            "span_labeler": lambda: BertSpanLabeler(encoder),
-            "multiple_choice": lambda: BertMultipleChoice(encoder, num_choices=3),
-            "pretrainer": lambda: BertPretrainer(encoder),
-        }[head]()
-        items = model.checkpoint_items()
-        if head == "classifier":
-            info["label_names"] = LABELS
-        if head == "token_classifier":
-            info["label_names"] = TAGS
-        if head == "multiple_choice":
-            info["num_choices"] = 3
-    write_model_dir(model_dir, config, vocab_file=TINY_VOCAB, info=info, **items)
-    return model
 
 
 @pytest.fixture(scope="session")

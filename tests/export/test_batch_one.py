@@ -5,12 +5,12 @@ import pytest
 import tensorflow as tf
 
 from bert_tf.models import BertEncoder
-from tests.export.conftest import tiny_config
+from tests.fixtures import TINY_CONFIG
 
 
 @pytest.fixture(scope="module")
 def encoder():
-    return BertEncoder(tiny_config())
+    return BertEncoder(TINY_CONFIG)
 
 
 def _outputs(encoder, inputs, single_sequence_padded):
@@ -30,7 +30,7 @@ def _outputs(encoder, inputs, single_sequence_padded):
 ])
 def test_batch_of_one_equals_the_packed_path(encoder, mask):
     mask = tf.constant([mask], tf.int32)
-    ids = tf.random.stateless_uniform(mask.shape, [1, 2], 1, 100, tf.int32) * mask
+    ids = tf.random.stateless_uniform(mask.shape, [1, 2], 1, TINY_CONFIG.vocab_size, tf.int32) * mask
     inputs = {"input_word_ids": ids, "input_mask": mask, "input_type_ids": tf.zeros_like(mask)}
     packed = _outputs(encoder, inputs, False)
     single = _outputs(encoder, inputs, True)

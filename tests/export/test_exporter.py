@@ -1,13 +1,14 @@
 """export_saved_model: versions, clear errors, nothing overwritten or left behind."""
 
 import os
-import subprocess
-import sys
 
 import pytest
 
 from bert_tf.export import exporter, op_audit
-from tests.export.conftest import REPO, RoundRobinModule, write_tiny_model_dir
+from tests.entry_points import assert_user_error, call_entry_point
+from tests.export.conftest import RoundRobinModule, write_tiny_model_dir
+
+TOOL = "tools/export_saved_model.py"
 
 
 @pytest.fixture(scope="module")
@@ -61,32 +62,19 @@ def test_failed_audit_leaves_nothing_behind(encoder_only_dir, tmp_path, monkeypa
     assert os.listdir(export_dir) == ["3"]
 
 
-@pytest.mark.slow
 def test_cli_reports_an_existing_version_without_a_stack_trace(tiny_classifier):
     model_dir, export_path = tiny_classifier
     export_dir, version = os.path.split(export_path)
-    tool = os.path.join(REPO, "tools", "export_saved_model.py")
-    result = subprocess.run(
-        [sys.executable, tool, f"--model_dir={model_dir}", f"--export_dir={export_dir}",
-         "--task=classifier", f"--version={version}"],
-        capture_output=True, text=True, timeout=300, cwd=REPO,
-        env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2", PYTHONPATH=REPO))
-    assert result.returncode != 0
-    assert "export_saved_model: error: Export version" in result.stderr
-    assert "already exists; nothing was overwritten" in result.stderr
-    assert "Traceback" not in result.stderr
+    result = call_entry_point(TOOL, f"--model_dir={model_dir}", f"--export_dir={export_dir}",
+                              "--task=classifier", f"--version={version}")
+    assert_user_error(result, "Export version", "already exists; nothing was overwritten")
 
 
-@pytest.mark.slow
 def test_cli_reports_an_export_dir_that_is_a_file_in_one_line(encoder_only_dir, tmp_path):
     taken = tmp_path / "export"
     taken.write_text("not a folder")
-    tool = os.path.join(REPO, "tools", "export_saved_model.py")
-    result = subprocess.run(
-        [sys.executable, tool, f"--model_dir={encoder_only_dir}", f"--export_dir={taken}",
-         "--task=encoder"],
-        capture_output=True, text=True, timeout=300, cwd=REPO,
-        env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2", PYTHONPATH=REPO))
+    result = call_entry_point(TOOL, f"--model_dir={encoder_only_dir}", f"--export_dir={taken}",
+                              "--task=encoder")
     assert result.returncode == 1 and "Traceback" not in result.stderr, result.stderr[-2000:]
     assert result.stderr.strip() == (f"export_saved_model: error: export_dir {taken} is a file, "
                                      "not a folder; give the folder that TF Serving reads "

@@ -8,7 +8,8 @@ import tensorflow as tf
 from bert_tf.export.exporter import export_saved_model
 from bert_tf.export.restored_model import restore_model
 from bert_tf.tokenization.bert_preprocessor import BertPreprocessor
-from tests.export.conftest import TINY_SEQ_LENGTH, TINY_VOCAB, write_tiny_model_dir
+from tests.export.conftest import TINY_SEQ_LENGTH
+from tests.fixtures import CASED_VOCAB, write_tiny_model_dir
 
 pytestmark = pytest.mark.slow
 
@@ -33,7 +34,7 @@ def _assert_inputs_equal(got, expected):
 def test_preprocessor_has_the_tf_hub_interface(hub_exports):
     model_dir, paths = hub_exports
     restored = restore_model(model_dir, "encoder")
-    reference = BertPreprocessor(TINY_VOCAB, lower_case=restored.lower_case,
+    reference = BertPreprocessor(CASED_VOCAB, lower_case=restored.lower_case,
                                  seq_length=TINY_SEQ_LENGTH)
     preprocess = tf.saved_model.load(paths["preprocessor"])
     _assert_inputs_equal(preprocess(TEXTS), reference(TEXTS))
@@ -54,7 +55,7 @@ def test_preprocessor_has_the_tf_hub_interface(hub_exports):
 def test_encoder_has_the_tf_hub_interface(hub_exports):
     model_dir, paths = hub_exports
     encoder = restore_model(model_dir, "encoder").encoder
-    inputs = BertPreprocessor(TINY_VOCAB, lower_case=False, seq_length=TINY_SEQ_LENGTH)(TEXTS)
+    inputs = BertPreprocessor(CASED_VOCAB, lower_case=False, seq_length=TINY_SEQ_LENGTH)(TEXTS)
     expected = encoder(inputs, training=False)
     hub_encoder = tf.saved_model.load(paths["hub_encoder"])
     outputs = hub_encoder(inputs)
@@ -72,7 +73,7 @@ def test_tfsm_layers_chain_preprocessor_and_encoder(hub_exports):
     encoder = keras.layers.TFSMLayer(paths["hub_encoder"])
     outputs = encoder(preprocess(TEXTS))
     reference = restore_model(model_dir, "encoder").encoder
-    inputs = BertPreprocessor(TINY_VOCAB, lower_case=False, seq_length=TINY_SEQ_LENGTH)(TEXTS)
+    inputs = BertPreprocessor(CASED_VOCAB, lower_case=False, seq_length=TINY_SEQ_LENGTH)(TEXTS)
     np.testing.assert_allclose(outputs["sequence_output"].numpy(),
                                reference(inputs)["sequence_output"].numpy(), atol=1e-5)
     assert sorted(outputs) == ["encoder_outputs_0", "encoder_outputs_1", "pooled_output",

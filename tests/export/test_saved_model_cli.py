@@ -9,7 +9,7 @@ import pytest
 
 from tests.export.conftest import LABELS
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.subprocess]
 
 SAVED_MODEL_CLI = os.path.join(os.path.dirname(sys.executable), "saved_model_cli")
 # saved_model_cli has no flag to load custom ops; registering tf-text's first is the way in.

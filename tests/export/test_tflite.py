@@ -1,8 +1,6 @@
 """The raw-text TFLite export: the SavedModel's values, int8 close to float32, the CLI's errors."""
 
 import os
-import subprocess
-import sys
 
 import numpy as np
 import pytest
@@ -11,10 +9,11 @@ import tensorflow as tf
 from bert_tf.export import tflite
 from bert_tf.export.restored_model import restore_model
 from bert_tf.tokenization.bert_tokenizer import BertTokenizer
-from tests.export.conftest import LABELS, REPO, TINY_SEQ_LENGTH, write_tiny_model_dir
+from tests.entry_points import call_entry_point, run_entry_point
+from tests.export.conftest import LABELS, TINY_SEQ_LENGTH, write_tiny_model_dir
 from tests.tokenization.reference_data import CASED_VOCAB, read_jsonl, row_bytes
 
-TOOL = os.path.join(REPO, "tools", "export_tflite.py")
+TOOL = "tools/export_tflite.py"
 # The only ops outside TFLite's builtins: tf-text's tokenizer, registered by its registerer.
 TOKENIZER_OPS = ["FastBertNormalize", "FastWordpieceTokenizeWithOffsets"]
 
@@ -130,18 +129,13 @@ def test_bad_arguments_are_refused_before_any_work(tiny_classifier, tmp_path):
     assert taken.read_bytes() == b"keep" and sorted(os.listdir(tmp_path)) == ["taken.tflite"]
 
 
-def _tool(*args):
-    return subprocess.run(
-        [sys.executable, TOOL, *args], capture_output=True, text=True, timeout=300, cwd=REPO,
-        env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2", PYTHONPATH=REPO, CUDA_VISIBLE_DEVICES=""))
-
-
+@pytest.mark.subprocess
 def test_cli_writes_a_model_that_runs_on_strings(tmp_path):
     model_dir = str(tmp_path / "model")
     write_tiny_model_dir(model_dir, "encoder")
     output = str(tmp_path / "tiny_int8.tflite")
-    result = _tool(f"--model_dir={model_dir}", "--head=encoder", f"--output={output}",
-                   "--quantization=dynamic_int8", "--seq_length=16")
+    result = run_entry_point(TOOL, f"--model_dir={model_dir}", "--head=encoder", f"--output={output}",
+                             "--quantization=dynamic_int8", "--seq_length=16")
     assert result.returncode == 0, result.stderr[-3000:]
     assert result.stdout.strip() == (
         f"wrote {output} (--head=encoder, --quantization=dynamic_int8; custom ops: "
@@ -152,7 +146,6 @@ def test_cli_writes_a_model_that_runs_on_strings(tmp_path):
     assert np.all(np.isfinite(outputs["sequence_output"]))
 
 
-@pytest.mark.slow
 def test_cli_reports_bad_input_in_one_line(tiny_classifier, tmp_path):
     model_dir, _ = tiny_classifier
     no_vocab = tmp_path / "no_vocab"
@@ -168,7 +161,8 @@ def test_cli_reports_bad_input_in_one_line(tiny_classifier, tmp_path):
              "--head=span_labeler has no TFLite export; choose one of encoder, classifier"),
             ([f"--model_dir={model_dir}", "--head=classifier", "--quantization=int4"],
              "flag --quantization=int4: value should be one of <none|dynamic_int8>")):
-        result = _tool(*args, f"--output={output}", f"--seq_length={TINY_SEQ_LENGTH}")
+        result = call_entry_point(TOOL, *args, f"--output={output}",
+                                  f"--seq_length={TINY_SEQ_LENGTH}")
         assert result.returncode == 1, result.stderr[-2000:]
         lines = result.stderr.strip().splitlines()
         assert len(lines) == 1 and lines[0].startswith("export_tflite: error: "), lines

@@ -8,7 +8,7 @@ from bert_tf.model_dir import write_model_dir
 from bert_tf.configs import BertConfig
 from bert_tf.models import BertClassifier
 from bert_tf.models.bert_encoder import BertEncoder
-from bert_tf.finetuning import eval_history, finetuning
+from bert_tf.finetuning import driver, eval_history
 from bert_tf.finetuning.adapters import classifier_adapter
 from bert_tf.finetuning.glue import glue_task
 from bert_tf.finetuning.options import FinetuningOptions
@@ -22,27 +22,27 @@ CONFIG = BertConfig(vocab_size=40, hidden_size=8, num_hidden_layers=1, num_atten
 def test_model_dir_without_a_head_is_a_clear_error(tmp_path):
     write_model_dir(str(tmp_path), CONFIG, encoder=BertEncoder(CONFIG))
     adapter = classifier_adapter(glue_task("rte"), preprocessor=None)
-    with pytest.raises(finetuning.FinetuningError, match="holds no fine-tuned classifier head"):
-        finetuning.load_finetuned(str(tmp_path), adapter)
+    with pytest.raises(driver.FinetuningError, match="holds no fine-tuned classifier head"):
+        driver.load_finetuned(str(tmp_path), adapter)
 
 
 def test_label_names_must_match_the_fine_tuned_head(tmp_path):
     model = BertClassifier(BertEncoder(CONFIG), num_classes=2)
     write_model_dir(str(tmp_path), CONFIG, info={"head": "classifier", "label_names": ["0", "1"]},
                     **model.checkpoint_items())
-    with pytest.raises(finetuning.FinetuningError, match=r"fine-tuned with labels \['0', '1'\]"):
-        finetuning.load_finetuned(str(tmp_path), classifier_adapter(glue_task("rte"), None))
-    restored = finetuning.load_finetuned(str(tmp_path), classifier_adapter(glue_task("mrpc"), None))
+    with pytest.raises(driver.FinetuningError, match=r"fine-tuned with labels \['0', '1'\]"):
+        driver.load_finetuned(str(tmp_path), classifier_adapter(glue_task("rte"), None))
+    restored = driver.load_finetuned(str(tmp_path), classifier_adapter(glue_task("mrpc"), None))
     assert restored.num_classes == 2
 
 
 def test_schedule_epochs_and_warmup_inputs():
     adapter = TaskAdapter(info={}, build_model=None, loss_fn=None, num_train_examples=100)
     options = FinetuningOptions(output_dir="x", train_batch_size=32, num_train_epochs=2.5)
-    total, ends = finetuning._schedule(options, adapter)
+    total, ends = driver._schedule(options, adapter)
     assert (total, ends) == (7, [3, 6, 7])  # google-research: int(examples / batch * epochs)
-    with pytest.raises(finetuning.FinetuningError, match="make no step"):
-        finetuning._schedule(FinetuningOptions(output_dir="x", train_batch_size=200,
+    with pytest.raises(driver.FinetuningError, match="make no step"):
+        driver._schedule(FinetuningOptions(output_dir="x", train_batch_size=200,
                                                num_train_epochs=1),
                              adapter)
 
@@ -55,8 +55,8 @@ def test_a_failed_run_restores_the_dtype_policy(tmp_path):
     options = FinetuningOptions(output_dir=str(tmp_path / "out"), model_dir=str(tmp_path / "m"),
                                 dtype="mixed_bfloat16", max_seq_length=8)
     before = keras.mixed_precision.global_policy().name
-    with pytest.raises(finetuning.FinetuningError, match="needs training data"):
-        finetuning.run_finetuning(adapter, options, do_train=True, do_eval=False)
+    with pytest.raises(driver.FinetuningError, match="needs training data"):
+        driver.run_finetuning(adapter, options, do_train=True, do_eval=False)
     assert keras.mixed_precision.global_policy().name == before
 
 

@@ -6,42 +6,40 @@ import os
 import numpy as np
 import pytest
 
-from bert_tf.model_dir import write_model_dir
-from bert_tf.configs import BertConfig
 from bert_tf.models.bert_encoder import BertEncoder
 from bert_tf.finetuning.feature_extraction import extract_features, read_input_lines
 from bert_tf.finetuning.table_reader import DataError
 from bert_tf.tokenization.bert_preprocessor import BertPreprocessor
+from tests.fixtures import TINY_CONFIG, minilm_vocab_file, write_tiny_model_dir
 
 
 @pytest.fixture(scope="module")
-def tiny_model_dir(minilm_hf_dir, tmp_path_factory):
-    config = BertConfig(vocab_size=30522, hidden_size=8, num_hidden_layers=4,
-                        num_attention_heads=2, intermediate_size=16)
-    encoder = BertEncoder(config)
-    model_dir = str(tmp_path_factory.mktemp("tiny_model"))
-    write_model_dir(model_dir, config, os.path.join(minilm_hf_dir, "vocab.txt"), encoder=encoder)
+def four_layer_model_dir(tmp_path_factory):
+    """The tiny model with 4 layers (google-research's default --layers=-1,-2,-3,-4), uncased."""
+    model_dir = str(tmp_path_factory.mktemp("four_layers") / "model")
+    write_tiny_model_dir(model_dir, vocab_file=minilm_vocab_file(), lower_case=True,
+                         num_hidden_layers=4)
     return model_dir
 
 
-def test_jsonl_matches_google_research_layout(tiny_model_dir, tmp_path):
+def test_jsonl_matches_google_research_layout(four_layer_model_dir, tmp_path):
     source = tmp_path / "input.txt"
     source.write_text("Hello, world!\nWho was Jim Henson? ||| Jim Henson was a puppeteer\n\n")
     examples = read_input_lines(str(source))
     assert examples[1] == ("Who was Jim Henson?", "Jim Henson was a puppeteer")
     output = tmp_path / "features.jsonl"
-    assert extract_features(tiny_model_dir, examples, str(output), max_seq_length=16) == 2
+    assert extract_features(four_layer_model_dir, examples, str(output), max_seq_length=16) == 2
     lines = [json.loads(line) for line in output.read_text().splitlines()]
     assert [line["linex_index"] for line in lines] == [0, 1]
     first = lines[0]["features"]
     assert [t["token"] for t in first] == ["[CLS]", "hello", ",", "world", "!", "[SEP]"]
     assert [layer["index"] for layer in first[0]["layers"]] == [-1, -2, -3, -4]
-    assert len(first[0]["layers"][0]["values"]) == 8
+    assert len(first[0]["layers"][0]["values"]) == TINY_CONFIG.hidden_size
     pair_tokens = [t["token"] for t in lines[1]["features"]]
     assert pair_tokens.count("[SEP]") == 2 and pair_tokens[-1] == "[SEP]"
     # Values are the encoder's layer outputs, rounded to 6 decimals.
-    encoder = BertEncoder.from_pretrained(tiny_model_dir)
-    inputs = BertPreprocessor(os.path.join(tiny_model_dir, "vocab.txt"), seq_length=16)(
+    encoder = BertEncoder.from_pretrained(four_layer_model_dir)
+    inputs = BertPreprocessor(os.path.join(four_layer_model_dir, "vocab.txt"), seq_length=16)(
         np.array(["Hello, world!"]))
     hidden = encoder(inputs, training=False)["encoder_outputs"]
     np.testing.assert_allclose(first[2]["layers"][1]["values"], hidden[-2][0, 2].numpy(),
@@ -55,7 +53,7 @@ def test_empty_input_is_an_error(tmp_path):
         read_input_lines(str(source))
 
 
-def test_linex_index_is_the_input_line(tiny_model_dir, tmp_path):
+def test_linex_index_is_the_input_line(four_layer_model_dir, tmp_path):
     """Blank lines are skipped but keep their number; U+2028 does not end a line."""
     source = tmp_path / "input.txt"
     source.write_text("first\n\nthird\u2028still third\n   \nfifth ||| pair\n", encoding="utf-8")
@@ -63,7 +61,7 @@ def test_linex_index_is_the_input_line(tiny_model_dir, tmp_path):
     assert examples == {
         0: ("first", None), 2: ("third\u2028still third", None), 4: ("fifth", "pair")}
     output = tmp_path / "features.jsonl"
-    assert extract_features(tiny_model_dir, examples, str(output), max_seq_length=16) == 3
+    assert extract_features(four_layer_model_dir, examples, str(output), max_seq_length=16) == 3
     lines = [json.loads(line) for line in output.read_text().splitlines()]
     assert [line["linex_index"] for line in lines] == [0, 2, 4]
     assert [t["token"] for t in lines[2]["features"]] == ["[CLS]", "fifth", "[SEP]", "pair",

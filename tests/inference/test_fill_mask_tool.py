@@ -1,25 +1,17 @@
 """tools/fill_mask.py end to end: predictions on stdout, a user's mistake as one line."""
 
-import os
-import subprocess
-import sys
-
 import pytest
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-TOOL = os.path.join(ROOT, "tools", "fill_mask.py")
+from tests.entry_points import assert_user_error, call_entry_point, run_entry_point
+
+TOOL = "tools/fill_mask.py"
 
 
-def _run_tool(*args):
-    return subprocess.run([sys.executable, TOOL, *args], capture_output=True, text=True,
-                          cwd=ROOT)
-
-
-@pytest.mark.slow
+@pytest.mark.subprocess
 def test_prints_hugging_face_top_k_for_each_mask(masked_lm_model_dir, fill_mask_reference):
     one, two = fill_mask_reference[0], fill_mask_reference[3]  # one mask; a run of two
-    result = _run_tool(f"--model_dir={masked_lm_model_dir}", "--top_k=5", one["text"],
-                       two["text"])
+    result = run_entry_point(TOOL, f"--model_dir={masked_lm_model_dir}", "--top_k=5", one["text"],
+                             two["text"])
     assert result.returncode == 0, result.stderr
     lines = result.stdout.splitlines()
     assert [lines[0], lines[2]] == [one["text"], two["text"]]
@@ -34,16 +26,15 @@ def test_prints_hugging_face_top_k_for_each_mask(masked_lm_model_dir, fill_mask_
     assert len(lines) == 6
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize("case", ["no_head", "no_mask"])
-def test_mistake_is_one_line_and_exit_1(case, masked_lm_model_dir, tiny_model_dir):
+@pytest.mark.parametrize("case, run", [
+    ("no_head", call_entry_point),
+    pytest.param("no_mask", run_entry_point, marks=pytest.mark.subprocess),
+])
+def test_mistake_is_one_line_and_exit_1(case, run, masked_lm_model_dir, tiny_model_dir):
     model_dir, text, message = {
         "no_head": (tiny_model_dir, "the [MASK]", "has no masked-LM head"),
         "no_mask": (masked_lm_model_dir, "no mask here", "has no [MASK] token"),
     }[case]
-    result = _run_tool(f"--model_dir={model_dir}", text)
-    assert result.returncode == 1
+    result = run(TOOL, f"--model_dir={model_dir}", text)
+    assert_user_error(result, message)
     assert result.stdout == ""
-    assert "Traceback" not in result.stderr
-    errors = [line for line in result.stderr.splitlines() if line.startswith("fill_mask: error:")]
-    assert len(errors) == 1 and message in errors[0]

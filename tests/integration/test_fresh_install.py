@@ -13,10 +13,29 @@ import sys
 
 import pytest
 
+pytestmark = [pytest.mark.slow, pytest.mark.subprocess]  # a fresh clone and a fresh install
+
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+# What each program's --helpshort must list (the one test of --helpshort in the suite).
+FINETUNING_FLAGS = ("output_dir", "model_dir", "train_batch_size", "do_train")
+HELP_FLAGS = {
+    "tools/build_vocab.py": ("input_file", "output_file", "vocab_size"),
+    "tools/convert_checkpoint.py": ("from", "do_lower_case", "output_dir"),
+    "tools/create_pretraining_data.py": ("input_file", "output_file", "vocab_file"),
+    "tools/export_saved_model.py": ("head", "task", "seq_length"),
+    "tools/export_tflite.py": ("head", "quantization", "output"),
+    "tools/extract_features.py": ("output_file", "do_lower_case"),
+    "tools/fill_mask.py": ("model_dir", "top_k"),
+    "tools/prepare_corpus.py": ("input_file", "heldout_every"),
+    "tools/prepare_text_folders.py": ("input_dir", "dev_fraction"),
+    "run_pretraining": ("train_batch_size", "num_train_steps"),
+    "run_classifier": (*FINETUNING_FLAGS, "task_name", "text_a_column", "metrics"),
+    "run_squad": (*FINETUNING_FLAGS, "doc_stride", "version_2_with_negative"),
+    "run_ner": (*FINETUNING_FLAGS, "label_column", "dev_fraction"),
+    "run_multiple_choice": (*FINETUNING_FLAGS, "train_file", "dev_file"),
+}
 
 
-@pytest.mark.slow
 def test_make_demo_runs_on_a_fresh_clone_without_extras(tmp_path):
     clone = tmp_path / "clone"
     subprocess.run(["git", "clone", "--quiet", ROOT, str(clone)], check=True, timeout=120)
@@ -44,7 +63,6 @@ def test_make_demo_runs_on_a_fresh_clone_without_extras(tmp_path):
     assert (clone / "short_demo" / "learning_curve.png").exists()
 
 
-@pytest.mark.slow
 def test_every_tool_and_entry_point_starts_from_a_non_editable_install(tmp_path):
     # `pip install .` (a built wheel, not the checkout): shipped code must not reach for the
     # source tree (tools/, official_configs/, tests/) and must carry its package data.
@@ -59,13 +77,14 @@ def test_every_tool_and_entry_point_starts_from_a_non_editable_install(tmp_path)
                            capture_output=True, text=True, check=True).stdout.split()
     assert where[0].startswith(str(site)), where  # the installed copy, not the checkout
     assert os.path.exists(os.path.join(site, "bert_tf", "data", "corpus", "kjv_vocab.txt"))
-    commands = [[sys.executable, path, "--helpshort"]
-                for path in sorted(glob.glob(os.path.join(ROOT, "tools", "*.py")))]
-    commands += [[sys.executable, "-m", f"bert_tf.{name}", "--helpshort"] for name in (
-        "run_pretraining", "run_classifier", "run_squad", "run_ner", "run_multiple_choice")]
-    for command in commands:
-        result = subprocess.run(command, cwd=tmp_path, env=env, timeout=300,
-                                capture_output=True, text=True, stdin=subprocess.DEVNULL)
+    tools = sorted(os.path.relpath(path, ROOT) for path in glob.glob(os.path.join(ROOT, "tools", "*.py")))
+    programs = {**dict.fromkeys(tools, ()), **HELP_FLAGS}
+    for name, flag_names in programs.items():
+        target = [os.path.join(ROOT, name)] if name.startswith("tools/") else ["-m", f"bert_tf.{name}"]
+        result = subprocess.run([sys.executable, *target, "--helpshort"], cwd=tmp_path, env=env,
+                                timeout=300, capture_output=True, text=True, stdin=subprocess.DEVNULL)
         output = result.stdout + result.stderr
-        assert result.returncode == 0 and "Traceback" not in output, (command, output[-2000:])
-        assert re.search(r"^\s+--\w+", output, re.M), (command, output[-2000:])
+        assert result.returncode == 0 and "Traceback" not in output, (name, output[-2000:])
+        assert re.search(r"^\s+--\w+", output, re.M), (name, output[-2000:])
+        for flag_name in flag_names:
+            assert re.search(rf"--(\[no\])?{flag_name}\b", result.stdout), (name, flag_name, output[-2000:])

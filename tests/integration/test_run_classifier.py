@@ -1,12 +1,8 @@
 """The real `run_classifier` entry point on GLUE-format files and a tiny model: train, eval,
 predict, kill mid-run and resume; and bad inputs, each refused with one line naming the flag,
-file or line, before any file is written.
-
-`run_entry`, `assert_user_error` and `snapshot` serve the other fine-tuning entry points'
-tests too.
+file or line, before any file is written (in this process but one, which shows the console).
 """
 
-import hashlib
 import json
 import os
 import random
@@ -18,6 +14,7 @@ import time
 import pytest
 
 from bert_tf.model_dir import read_model_info
+from tests.entry_points import assert_user_error, call_entry_point, run_entry_point, snapshot
 
 HEADER = "Quality\t#1 ID\t#2 ID\t#1 String\t#2 String\n"
 WORDS = ["the", "cat", "dog", "sat", "ran", "on", "a", "mat", "park", "big"]
@@ -50,43 +47,7 @@ def _env():
     return dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2", CUDA_VISIBLE_DEVICES="")
 
 
-def run_entry(module, *args, timeout=200):
-    """Runs `python -m <module> args` as a user does; returns the CompletedProcess."""
-    return subprocess.run([sys.executable, "-m", module, *map(str, args)], env=_env(),
-                          capture_output=True, text=True, timeout=timeout)
-
-
-def snapshot(*roots):
-    """{path: sha256} of every file under `roots` (files or folders)."""
-    files = {}
-    for root in map(str, roots):
-        paths = [root] if os.path.isfile(root) else [
-            os.path.join(folder, name) for folder, _, names in os.walk(root) for name in names]
-        for path in paths:
-            with open(path, "rb") as f:
-                files[path] = hashlib.sha256(f.read()).hexdigest()
-    return files
-
-
-def assert_user_error(result, program, *fragments):
-    """Exit 1, no traceback, and one `program: error: ...` line holding every fragment."""
-    assert result.returncode == 1, result.stderr[-3000:]
-    assert "Traceback" not in result.stderr, result.stderr[-3000:]
-    lines = [line for line in result.stderr.splitlines() if f"{program}: error:" in line]
-    assert len(lines) == 1, result.stderr[-3000:]
-    for fragment in fragments:
-        assert fragment in lines[0], (fragment, lines[0])
-
-
-def assert_help(module, *flag_names):
-    """`--helpshort` lists the entry point's own flags and the shared ones, without a trace."""
-    result = run_entry(module, "--helpshort")
-    assert "Traceback" not in result.stderr, result.stderr[-3000:]
-    for name in ("--output_dir", "--model_dir", "--train_batch_size", "--do_train",
-                 *flag_names):
-        assert name in result.stdout, name
-
-
+@pytest.mark.subprocess
 @pytest.mark.slow
 def test_train_kill_resume_eval_predict(tiny_model_dir, tmp_path):
     _mrpc(tmp_path / "MRPC", rows=96, seed=0)
@@ -131,22 +92,15 @@ def test_train_kill_resume_eval_predict(tiny_model_dir, tmp_path):
     assert "--num_train_epochs=3.0" in (output_dir / "flags.txt").read_text()
 
 
+@pytest.mark.subprocess
 def test_bad_label_exits_with_the_file_and_line(tiny_model_dir, tmp_path):
     _mrpc(tmp_path / "MRPC", rows=8, seed=1)
     train = tmp_path / "MRPC" / "train.tsv"
     train.write_text(train.read_text() + "yes\t9\t9\tthe cat\tthe dog\n")
-    result = subprocess.run(_command(tmp_path / "MRPC", tiny_model_dir, tmp_path / "out",
-                                     "--do_train"), env=_env(), capture_output=True, text=True,
-                            timeout=200)
-    assert result.returncode != 0
-    assert f"run_classifier: error: {train}:10: label 'yes' is not in the label list" in \
-        result.stderr
-    assert "Traceback" not in result.stderr
+    result = run_entry_point("bert_tf.run_classifier", *_command(
+        tmp_path / "MRPC", tiny_model_dir, tmp_path / "out", "--do_train")[3:])
+    assert_user_error(result, f"{train}:10: label 'yes' is not in the label list")
     assert not (tmp_path / "out").exists()  # nothing is written before the data is read
-
-
-def test_helpshort():
-    assert_help("bert_tf.run_classifier", "--task_name", "--text_a_column", "--metrics")
 
 
 @pytest.mark.parametrize("extra, fragments", [
@@ -159,13 +113,13 @@ def test_helpshort():
 def test_bad_flags_are_named(tiny_model_dir, tmp_path, extra, fragments):
     _mrpc(tmp_path / "MRPC", rows=8, seed=1)
     before = snapshot(tmp_path, tiny_model_dir)
-    result = run_entry("bert_tf.run_classifier", *_command(
+    result = call_entry_point("bert_tf.run_classifier", *_command(
         tmp_path / "MRPC", tiny_model_dir, tmp_path / "out", "--do_train", *extra)[3:])
     if extra[0].startswith("--train_batch_size"):  # absl's own bound check, at parsing
         assert result.returncode == 1 and "Traceback" not in result.stderr
         assert "flag --train_batch_size=0: 0 is not a positive integer" in result.stderr
     else:
-        assert_user_error(result, "run_classifier", *fragments)
+        assert_user_error(result, *fragments)
     assert snapshot(tmp_path, tiny_model_dir) == before
 
 
@@ -179,9 +133,9 @@ def test_output_dir_in_the_model_dir_is_refused(tiny_model_dir, tmp_path):
                                  f"--model_dir={tiny_model_dir}"),
                                 (tmp_path / "mine", "holds files of something other than a "
                                  "fine-tuning run (notes.txt)")):
-        result = run_entry("bert_tf.run_classifier", *_command(
+        result = call_entry_point("bert_tf.run_classifier", *_command(
             tmp_path / "MRPC", tiny_model_dir, output_dir, "--do_train")[3:])
-        assert_user_error(result, "run_classifier", message)
+        assert_user_error(result, message)
     assert snapshot(tmp_path, tiny_model_dir) == before
 
 
@@ -190,9 +144,9 @@ def test_tab_inside_a_text_names_the_line(tiny_model_dir, tmp_path):
     train = tmp_path / "MRPC" / "train.tsv"
     train.write_text(train.read_text() + "1\t9\t9\tthe cat\tthe\tdog\n")
     before = snapshot(tmp_path, tiny_model_dir)
-    result = run_entry("bert_tf.run_classifier", *_command(
+    result = call_entry_point("bert_tf.run_classifier", *_command(
         tmp_path / "MRPC", tiny_model_dir, tmp_path / "out", "--do_train")[3:])
-    assert_user_error(result, "run_classifier", f"{train}:10: 6 fields, but the header has 5 "
+    assert_user_error(result, f"{train}:10: 6 fields, but the header has 5 "
                       "(a tab inside a text?)")
     assert snapshot(tmp_path, tiny_model_dir) == before
 
@@ -201,13 +155,12 @@ def test_missing_inputs_are_named(tiny_model_dir, tmp_path):
     _mrpc(tmp_path / "MRPC", rows=8, seed=1)
     (tmp_path / "MRPC" / "dev.tsv").unlink()
     before = snapshot(tmp_path, tiny_model_dir)
-    result = run_entry("bert_tf.run_classifier", *_command(
+    result = call_entry_point("bert_tf.run_classifier", *_command(
         tmp_path / "MRPC", tiny_model_dir, tmp_path / "out", "--do_train", "--do_eval")[3:])
-    assert_user_error(result, "run_classifier",
-                      f"--data_dir={tmp_path / 'MRPC'}: no such file {tmp_path / 'MRPC'}/dev.tsv")
-    result = run_entry("bert_tf.run_classifier", *_command(
+    assert_user_error(result, f"--data_dir={tmp_path / 'MRPC'}: no such file {tmp_path / 'MRPC'}/dev.tsv")
+    result = call_entry_point("bert_tf.run_classifier", *_command(
         tmp_path / "MRPC", tiny_model_dir, tmp_path / "out")[3:])
-    assert_user_error(result, "run_classifier", "give at least one of --do_train, --do_eval, "
+    assert_user_error(result, "give at least one of --do_train, --do_eval, "
                       "--do_predict")
     assert snapshot(tmp_path, tiny_model_dir) == before
     assert not (tmp_path / "out").exists()

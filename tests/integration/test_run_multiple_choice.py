@@ -3,8 +3,9 @@ predict; a bad label and a missing file refused naming them, nothing written."""
 
 import json
 
-from tests.integration.test_run_classifier import (assert_help, assert_user_error, run_entry,
-                                                   snapshot)
+import pytest
+
+from tests.entry_points import assert_user_error, call_entry_point, run_entry_point, snapshot
 
 HEADER = ("video-id,fold-ind,startphrase,sent1,sent2,gold-source,"
           "ending0,ending1,ending2,ending3,label\n")
@@ -25,10 +26,11 @@ def _args(data_dir, model_dir, output_dir, *extra):
             "--num_train_epochs=1", "--steps_per_loop=2", *extra)
 
 
+@pytest.mark.subprocess
 def test_train_eval_predict(tiny_model_dir, tmp_path):
     _swag(tmp_path / "swag")
     output_dir = tmp_path / "out"
-    result = run_entry("bert_tf.run_multiple_choice", *_args(
+    result = run_entry_point("bert_tf.run_multiple_choice", *_args(
         tmp_path / "swag", tiny_model_dir, output_dir, "--do_train", "--do_eval", "--do_predict"))
     assert result.returncode == 0, result.stderr[-3000:]
     assert 0.0 <= json.loads((output_dir / "eval_results.json").read_text())["accuracy"] <= 1.0
@@ -37,22 +39,19 @@ def test_train_eval_predict(tiny_model_dir, tmp_path):
     assert json.loads((output_dir / "model" / "model_info.json").read_text())["num_choices"] == 4
 
 
-def test_helpshort():
-    assert_help("bert_tf.run_multiple_choice", "--train_file", "--dev_file")
-
-
+@pytest.mark.subprocess
 def test_bad_label_and_missing_file_are_named(tiny_model_dir, tmp_path):
     _swag(tmp_path / "swag")
     train = tmp_path / "swag" / "train.csv"
     train.write_text(train.read_text() + "v,9,x,A man,He,g,a,b,c,d,7\n")
     before = snapshot(tmp_path, tiny_model_dir)
-    result = run_entry("bert_tf.run_multiple_choice", *_args(
+    result = run_entry_point("bert_tf.run_multiple_choice", *_args(
         tmp_path / "swag", tiny_model_dir, tmp_path / "out", "--do_train"))
-    assert_user_error(result, "run_multiple_choice", f"{train}:10: label '7' is not one of 0..3")
-    result = run_entry("bert_tf.run_multiple_choice", *_args(
+    assert_user_error(result, f"{train}:10: label '7' is not one of 0..3")
+    result = call_entry_point("bert_tf.run_multiple_choice", *_args(
         tmp_path / "swag", tiny_model_dir, tmp_path / "out", "--do_train", "--do_eval",
         f"--dev_file={tmp_path / 'none.csv'}"))
-    assert_user_error(result, "run_multiple_choice", f"--dev_file={tmp_path / 'none.csv'}: no "
+    assert_user_error(result, f"--dev_file={tmp_path / 'none.csv'}: no "
                       "such file")
     assert snapshot(tmp_path, tiny_model_dir) == before
     assert not (tmp_path / "out").exists()

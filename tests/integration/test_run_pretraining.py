@@ -115,6 +115,7 @@ def straight(tmp_path_factory):
         process.wait()
 
 
+@pytest.mark.subprocess
 @pytest.mark.slow
 def test_sigkill_after_first_checkpoint_then_rerun_ends_like_an_uninterrupted_run(tmp_path, inputs,
                                                                                   straight):
@@ -156,6 +157,7 @@ def _wait_for(path, text, process, timeout=300):
         time.sleep(0.05)
 
 
+@pytest.mark.subprocess
 @pytest.mark.slow
 def test_sigterm_saves_and_the_rerun_ends_like_an_uninterrupted_run_then_continues(tmp_path,
                                                                                   inputs,
@@ -248,6 +250,7 @@ def test_unwritable_output_dir_is_refused(tmp_path, inputs):
         run_pretraining(_options(tmp_path, inputs, output_dir=str(blocker / "run")))
 
 
+@pytest.mark.subprocess
 @pytest.mark.slow
 def test_sigterm_to_one_worker_of_two_stops_both_at_one_step_and_the_rerun_resumes(tmp_path, inputs):
     workers = [f"127.0.0.1:{port}" for port in _free_ports(2)]
@@ -286,6 +289,7 @@ def test_sigterm_to_one_worker_of_two_stops_both_at_one_step_and_the_rerun_resum
     assert not [name for name in os.listdir(output_dir) if name.startswith(".worker")]
 
 
+@pytest.mark.subprocess
 @pytest.mark.slow
 def test_a_worker_killed_ends_the_other_within_bounds_naming_it_and_the_rerun_resumes(tmp_path,
                                                                                       inputs):

@@ -1,11 +1,11 @@
 """`python -m bert_tf.run_pretraining` as a user runs it: every mistake is one line, nothing lost.
 
-Each case asserts a non-zero exit, no traceback, a message naming the flag or file, and that
-files which existed before the run are byte-identical after it.
+Each case asserts exit 1, no traceback, one error line naming the flag or file, and that files
+which existed before the run are byte-identical after it. Mistakes run in this process
+(`call_entry_point`); good runs and the console test run in a new interpreter.
 """
 
 import dataclasses
-import hashlib
 import json
 import os
 import subprocess
@@ -20,22 +20,19 @@ from bert_tf.configs import BertConfig
 from bert_tf.models.bert_encoder import BertEncoder
 from bert_tf.options import OptionError
 from bert_tf.training.options import PretrainingOptions, check_pretraining_options
+from tests.entry_points import assert_user_error, call_entry_point, run_entry_point, snapshot
 from tests.integration.test_run_pretraining import SEQ, PREDICTIONS, write_config, write_records
 
 ROOT = os.path.join(os.path.dirname(__file__), "..", "..")
 CORPUS = os.path.join(ROOT, "bert_tf", "data", "corpus")
 
 
-def _snapshot(folder):
-    return {os.path.relpath(os.path.join(d, name), folder):
-            hashlib.sha256(open(os.path.join(d, name), "rb").read()).hexdigest()
-            for d, _, names in os.walk(folder) for name in names}
+def _run(*flags):
+    return run_entry_point("bert_tf.run_pretraining", *flags, timeout=300)
 
 
-def _run(tmp_path, *flags):
-    command = [sys.executable, "-m", "bert_tf.run_pretraining", *flags]
-    return subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=300,
-                          env={**os.environ, "CUDA_VISIBLE_DEVICES": ""})
+def _call(*flags):
+    return call_entry_point("bert_tf.run_pretraining", *flags)
 
 
 @pytest.fixture(scope="module")
@@ -52,16 +49,6 @@ def _flags(inputs, **overrides):
     return [f"--{k}={v}" for k, v in {**inputs, **overrides}.items()]
 
 
-def _assert_one_line_error(result, *names):
-    assert result.returncode != 0, result.stdout[-1000:]
-    assert "Traceback" not in result.stderr, result.stderr[-3000:]
-    lines = [line for line in result.stderr.split("\n") if line.strip()]
-    errors = [line for line in lines if "error" in line.lower()]
-    assert errors, result.stderr[-2000:]
-    for name in names:
-        assert name in result.stderr, (name, result.stderr[-2000:])
-
-
 @pytest.mark.parametrize("overrides, names", [
     ({"train_batch_size": 0}, ["--train_batch_size=0"]),  # refused by the flag's bound
     ({"max_predictions_per_seq": SEQ + 1}, ["--max_predictions_per_seq", "--max_seq_length"]),
@@ -69,8 +56,8 @@ def _assert_one_line_error(result, *names):
 ])
 def test_bad_flag_is_one_line_before_any_work(tmp_path, inputs, overrides, names):
     output_dir = tmp_path / "out"
-    result = _run(tmp_path, *_flags(inputs, output_dir=output_dir, **overrides))
-    _assert_one_line_error(result, *names)
+    result = _call(*_flags(inputs, output_dir=output_dir, **overrides))
+    assert_user_error(result, *names)
     assert not output_dir.exists() or not os.listdir(output_dir)
 
 
@@ -116,20 +103,20 @@ def test_every_bad_option_is_named_by_the_flags_or_the_option_check(inputs, over
 ])
 def test_bad_config_value_names_file_and_key(tmp_path, inputs, key, value, message):
     config = write_config(tmp_path / "bad_config.json", **{key: value})
-    result = _run(tmp_path, *_flags(inputs, bert_config_file=config, output_dir=tmp_path / "out"))
-    _assert_one_line_error(result, "bad_config.json", message)
+    result = _call(*_flags(inputs, bert_config_file=config, output_dir=tmp_path / "out"))
+    assert_user_error(result, "bad_config.json", message)
 
 
 def test_vocab_larger_than_the_config_is_refused(tmp_path, inputs):
-    result = _run(tmp_path, *_flags(inputs, vocab_file=os.path.join(CORPUS, "vocab.txt"),
+    result = _call(*_flags(inputs, vocab_file=os.path.join(CORPUS, "vocab.txt"),
                                     output_dir=tmp_path / "out"))
-    _assert_one_line_error(result, "--vocab_file", "30522 tokens", "vocab_size=60")
+    assert_user_error(result, "--vocab_file", "30522 tokens", "vocab_size=60")
 
 
 def test_missing_vocab_is_found_before_training(tmp_path, inputs):
-    result = _run(tmp_path, *_flags(inputs, vocab_file=tmp_path / "no_vocab.txt",
+    result = _call(*_flags(inputs, vocab_file=tmp_path / "no_vocab.txt",
                                     output_dir=tmp_path / "out"))
-    _assert_one_line_error(result, "no_vocab.txt")
+    assert_user_error(result, "no_vocab.txt")
     assert not (tmp_path / "out" / "ckpt-2.index").exists()
 
 
@@ -139,10 +126,10 @@ def test_an_existing_model_directory_is_not_overwritten(tmp_path, inputs):
     (model_dir / "bert_config.json").write_text(json.dumps({"vocab_size": 60}))
     (model_dir / "model.ckpt.index").write_bytes(b"\x00weights")
     (model_dir / "vocab.txt").write_text("[PAD]\n")
-    before = _snapshot(model_dir)
-    result = _run(tmp_path, *_flags(inputs, output_dir=model_dir))
-    _assert_one_line_error(result, f"--output_dir={model_dir}", "not empty")
-    assert _snapshot(model_dir) == before
+    before = snapshot(model_dir)
+    result = _call(*_flags(inputs, output_dir=model_dir))
+    assert_user_error(result, f"--output_dir={model_dir}", "not empty")
+    assert snapshot(model_dir) == before
 
 
 @pytest.mark.slow
@@ -157,10 +144,10 @@ def test_a_run_that_failed_before_its_first_checkpoint_leaves_the_folder_free(tm
     os.remove(tmp_path / "bigger_model" / "bert_config.json")
     output_dir = tmp_path / "out"
     run = _flags(inputs, output_dir=output_dir, num_train_steps=2)
-    wrong = _run(tmp_path, *run, f"--init_checkpoint={tmp_path / 'bigger_model'}")
-    _assert_one_line_error(wrong, "init_checkpoint", "does not match the model")
+    wrong = _call(*run, f"--init_checkpoint={tmp_path / 'bigger_model'}")
+    assert_user_error(wrong, "init_checkpoint", "does not match the model")
     assert not list(output_dir.glob("ckpt-*"))
-    corrected = _run(tmp_path, *run)
+    corrected = _run(*run)
     assert corrected.returncode == 0, corrected.stderr[-3000:]
     assert f"{output_dir} holds the settings of a run that saved nothing" in corrected.stderr
     assert (output_dir / "ckpt-2.index").exists()
@@ -173,7 +160,7 @@ def finished_run(inputs, tmp_path_factory):
     the init checkpoint of the wrong size (one run for both; either order passes: the
     rerun test only resumes the finished run, which keeps its size)."""
     output_dir = tmp_path_factory.mktemp("finished") / "run"
-    return output_dir, _run(output_dir, *_flags(inputs, output_dir=output_dir))
+    return output_dir, _run(*_flags(inputs, output_dir=output_dir))
 
 
 @pytest.mark.slow
@@ -182,13 +169,13 @@ def test_init_checkpoint_of_another_size_and_a_missing_tpu_are_one_line(tmp_path
     small, first = finished_run
     assert first.returncode == 0, first.stderr[-3000:]
     bigger = write_config(tmp_path / "bigger.json", hidden_size=24)
-    result = _run(tmp_path, *_flags(inputs, output_dir=tmp_path / "big", bert_config_file=bigger,
+    result = _call(*_flags(inputs, output_dir=tmp_path / "big", bert_config_file=bigger,
                                     init_checkpoint=small))
-    _assert_one_line_error(result, "init_checkpoint", "does not match the model")
+    assert_user_error(result, "init_checkpoint", "does not match the model")
     assert len(result.stderr.strip().split("\n")) < 5, result.stderr[-3000:]
-    tpu = _run(tmp_path, *_flags(inputs, output_dir=tmp_path / "tpu",
+    tpu = _call(*_flags(inputs, output_dir=tmp_path / "tpu",
                                  distribution_strategy="tpu"))
-    _assert_one_line_error(tpu, "--distribution_strategy=tpu: cannot reach TPU 'local'")
+    assert_user_error(tpu, "--distribution_strategy=tpu: cannot reach TPU 'local'")
 
 
 @pytest.mark.slow
@@ -199,20 +186,15 @@ def test_rerun_with_other_settings_touches_nothing_and_same_settings_resume(tmp_
     assert "Traceback" not in first.stderr
     assert "step 4/4" in first.stderr and "I1" not in first.stderr  # no absl prefix on console
     assert "step 4/4" in (output_dir / "log.txt").read_text()
-    before = _snapshot(output_dir)
-    changed = _run(tmp_path, *_flags(inputs, output_dir=output_dir, learning_rate=5e-4))
-    _assert_one_line_error(changed, "--learning_rate", "pretraining_flags.txt")
-    assert _snapshot(output_dir) == before
-    longer_eval = _run(tmp_path, *_flags(inputs, output_dir=output_dir, steps_per_loop=1))
+    before = snapshot(output_dir)
+    changed = _call(*_flags(inputs, output_dir=output_dir, learning_rate=5e-4))
+    assert_user_error(changed, "--learning_rate", "pretraining_flags.txt")
+    assert snapshot(output_dir) == before
+    longer_eval = _run(*_flags(inputs, output_dir=output_dir, steps_per_loop=1))
     assert longer_eval.returncode == 0, longer_eval.stderr[-3000:]
 
 
-def test_helpshort_lists_the_run_flags_and_exits_zero(tmp_path):
-    result = _run(tmp_path, "--helpshort")
-    assert result.returncode == 0, result.stderr[-2000:]
-    assert "--train_batch_size" in result.stdout and "--num_train_steps" in result.stdout
-
-
+@pytest.mark.subprocess
 @pytest.mark.parametrize("level", [None, "2"])
 def test_console_is_clean_whatever_tf_cpp_min_log_level_says(tmp_path, inputs, level):
     env = {key: value for key, value in os.environ.items() if key != "TF_CPP_MIN_LOG_LEVEL"}
@@ -221,8 +203,7 @@ def test_console_is_clean_whatever_tf_cpp_min_log_level_says(tmp_path, inputs, l
     command = [sys.executable, "-m", "bert_tf.run_pretraining",
                *_flags(inputs, output_dir=tmp_path / "out", input_file="/nonexistent/*")]
     # After the strategy (and its devices) is built: all of TensorFlow's start-up is behind.
-    result = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=300,
-                            env=env)
+    result = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=300, env=env)
     assert result.returncode == 1
     assert result.stderr.strip().split("\n") == [line for line in result.stderr.strip().split("\n")
                                                  if "run_pretraining: error:" in line]

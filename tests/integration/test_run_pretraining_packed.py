@@ -17,7 +17,7 @@ from bert_tf.data.records import create_pretraining_data as cpd
 from bert_tf.data.records.record_options import Options
 from bert_tf.training.options import PretrainingOptions
 from bert_tf.training.pretraining_runner import PretrainingInputError, prepare_pretraining
-from tests.integration.test_run_pretraining_errors import _assert_one_line_error
+from tests.entry_points import assert_user_error, call_entry_point
 
 ROOT = os.path.join(os.path.dirname(__file__), "..", "..")
 CORPUS = os.path.join(ROOT, "bert_tf", "data", "corpus")
@@ -66,6 +66,7 @@ def _run(*flags):
                           env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2", "CUDA_VISIBLE_DEVICES": ""})
 
 
+@pytest.mark.subprocess
 @pytest.mark.slow
 def test_packed_records_train_under_xla(tmp_path, inputs):
     output_dir = tmp_path / "out"
@@ -86,8 +87,8 @@ def test_packed_records_train_under_xla(tmp_path, inputs):
 ])
 def test_options_that_cannot_take_packed_records_are_one_line(tmp_path, inputs, overrides, names):
     output_dir = tmp_path / "out"
-    result = _run(*_flags(inputs, output_dir, **overrides))
-    _assert_one_line_error(result, *names)
+    result = call_entry_point("bert_tf.run_pretraining", *_flags(inputs, output_dir, **overrides))
+    assert_user_error(result, *names)
     assert not output_dir.exists() or not os.listdir(output_dir)
 
 

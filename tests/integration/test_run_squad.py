@@ -6,8 +6,7 @@ import json
 
 import pytest
 
-from tests.integration.test_run_classifier import (assert_help, assert_user_error, run_entry,
-                                                   snapshot)
+from tests.entry_points import assert_user_error, call_entry_point, run_entry_point, snapshot
 
 CONTEXT = "The treasure is hidden under the old oak tree near the river bank."
 
@@ -31,12 +30,13 @@ def _args(data, model_dir, output_dir, *extra):
             "--learning_rate=1e-3", "--num_train_epochs=1", "--steps_per_loop=2", *extra)
 
 
+@pytest.mark.subprocess
 @pytest.mark.parametrize("version_2", [False, True], ids=["v1.1", "v2.0"])
 def test_train_eval_predict(tiny_model_dir, tmp_path, version_2):
     data = _squad(tmp_path / "squad.json", version_2)
     output_dir = tmp_path / "out"
     extra = ["--version_2_with_negative"] if version_2 else []
-    result = run_entry("bert_tf.run_squad", *_args(data, tiny_model_dir, output_dir, "--do_train",
+    result = run_entry_point("bert_tf.run_squad", *_args(data, tiny_model_dir, output_dir, "--do_train",
                                                    "--do_eval", "--do_predict", *extra))
     assert result.returncode == 0, result.stderr[-3000:]
     scores = json.loads((output_dir / "eval_results.json").read_text())
@@ -51,23 +51,20 @@ def test_train_eval_predict(tiny_model_dir, tmp_path, version_2):
     assert info["task_name"] == ("squad_v2" if version_2 else "squad_v1.1")
 
 
-def test_helpshort():
-    assert_help("bert_tf.run_squad", "--doc_stride", "--version_2_with_negative")
-
-
+@pytest.mark.subprocess
 def test_bad_json_and_short_sequences_are_named(tiny_model_dir, tmp_path):
     data = _squad(tmp_path / "squad.json", False)
     broken = json.loads(data.read_text())
     broken["data"][0]["paragraphs"][0]["qas"][1]["answers"][0]["answer_start"] = "17"
     data.write_text(json.dumps(broken))
     before = snapshot(tmp_path, tiny_model_dir)
-    result = run_entry("bert_tf.run_squad", *_args(data, tiny_model_dir, tmp_path / "out",
+    result = run_entry_point("bert_tf.run_squad", *_args(data, tiny_model_dir, tmp_path / "out",
                                                    "--do_train"))
-    assert_user_error(result, "run_squad", f"{data}: data[0].paragraphs[0].qas[1].answers[0]: "
+    assert_user_error(result, f"{data}: data[0].paragraphs[0].qas[1].answers[0]: "
                       "'answer_start' must be of type int, found str")
-    result = run_entry("bert_tf.run_squad", *_args(data, tiny_model_dir, tmp_path / "out",
+    result = call_entry_point("bert_tf.run_squad", *_args(data, tiny_model_dir, tmp_path / "out",
                                                    "--do_train", "--max_query_length=29"))
-    assert_user_error(result, "run_squad", "--max_seq_length=32: leaves no room for context "
+    assert_user_error(result, "--max_seq_length=32: leaves no room for context "
                       "after --max_query_length=29")
     assert snapshot(tmp_path, tiny_model_dir) == before
     assert not (tmp_path / "out").exists()

@@ -134,6 +134,7 @@ def _write_config(path, **changes):
     return str(path)
 
 
+@pytest.mark.subprocess
 def test_phase_2_with_another_activation_is_one_line_naming_both_configs(tmp_path, phase_1_model_dir):
     config = _write_config(tmp_path / "relu.json", hidden_act="relu")  # same shapes: would restore
     flags = {**COMMON, **PHASE_2, "bert_config_file": config, "init_checkpoint": phase_1_model_dir,

@@ -3,7 +3,6 @@
 import contextlib
 
 import numpy as np
-import pytest
 
 from bert_tf.dtype_policy import policy_scope
 from bert_tf.training.distribution import get_strategy
@@ -15,15 +14,6 @@ TEXTS = ["The band played a new song tonight.", "Stocks fell sharply on Monday."
          "Guitar and drums filled the hall.", "Markets rallied after the report.",
          "The orchestra tuned before the concert.", "Shares of the firm dropped."]
 LABELS = [1, 0, 1, 0, 1, 0, 1, 0]
-
-
-@pytest.fixture(scope="module")
-def tiny_dir(tiny_model_dir):
-    """The conftest's tiny model directory (random 2-layer encoder, MiniLM vocab, uncased)."""
-    from bert_tf.model_dir import write_model_info
-
-    write_model_info(tiny_model_dir, head="encoder", do_lower_case=True)
-    return tiny_model_dir
 
 
 @contextlib.contextmanager

@@ -48,9 +48,9 @@ def test_keras_round_trip_predicts_the_same(tmp_path):
     assert _as_tuples(loaded.predict(MASKED)) == _as_tuples(mlm.predict(MASKED))
 
 
-def test_folder_without_head_and_raw_fit_are_refused(tiny_dir):
+def test_folder_without_head_and_raw_fit_are_refused(tiny_model_dir):
     with pytest.raises(CheckpointError, match="no masked-LM head"):
-        MaskedLM.from_pretrained(tiny_dir)
+        MaskedLM.from_pretrained(tiny_model_dir)
     mlm = MaskedLM.from_pretrained(HF_MASKED_LM)
     with pytest.raises(TaskInputError, match="not raw texts"):
         mlm.fit(MASKED, [0, 1])

@@ -11,10 +11,10 @@ from bert_tf.keras_tasks import TextClassifier, TokenClassifier
 from tests.keras_tasks.conftest import LABELS, TEXTS
 
 
-def test_keras_file_loads_after_the_vocab_moved_and_leaves_no_files(tiny_dir, tmp_path,
+def test_keras_file_loads_after_the_vocab_moved_and_leaves_no_files(tiny_model_dir, tmp_path,
                                                                     monkeypatch):
     folder = str(tmp_path / "model")
-    shutil.copytree(tiny_dir, folder)
+    shutil.copytree(tiny_model_dir, folder)
     classifier = TextClassifier.from_pretrained(folder, num_classes=2)
     classifier.fit(TEXTS, LABELS, batch_size=4, verbose=0)
     tagger = TokenClassifier.from_pretrained(folder, num_classes=2)

@@ -26,8 +26,8 @@ def _fixed_ids(classifier, x):
 
 
 @pytest.mark.parametrize("text_pair", [False, True])
-def test_strings_give_the_logits_of_ids(tiny_dir, text_pair):
-    classifier = TextClassifier.from_pretrained(tiny_dir, num_classes=3, text_pair=text_pair)
+def test_strings_give_the_logits_of_ids(tiny_model_dir, text_pair):
+    classifier = TextClassifier.from_pretrained(tiny_model_dir, num_classes=3, text_pair=text_pair)
     x = (TEXTS[:5], TEXTS[3:]) if text_pair else TEXTS
     # Batches of 3 are each padded to their own longest; the reference is 64 wide.
     logits = classifier.predict(x, batch_size=3, verbose=0)
@@ -40,8 +40,8 @@ def test_strings_give_the_logits_of_ids(tiny_dir, text_pair):
     np.testing.assert_allclose(classifier.predict(dataset, verbose=0), logits, atol=1e-5, rtol=0)
 
 
-def test_fit_on_strings_learns_and_compile_overrides_the_defaults(tiny_dir):
-    classifier = TextClassifier.from_pretrained(tiny_dir, num_classes=2)
+def test_fit_on_strings_learns_and_compile_overrides_the_defaults(tiny_model_dir):
+    classifier = TextClassifier.from_pretrained(tiny_model_dir, num_classes=2)
     assert isinstance(classifier.loss, keras.losses.SparseCategoricalCrossentropy)
     assert float(classifier.optimizer.learning_rate) == pytest.approx(5e-5)
     classifier.compile(optimizer=keras.optimizers.Adam(3e-3))  # loss and metrics stay "auto"
@@ -55,16 +55,16 @@ def test_fit_on_strings_learns_and_compile_overrides_the_defaults(tiny_dir):
     assert history.history["val_loss"][-1] == pytest.approx(loss, abs=1e-6)
 
 
-def test_regression_takes_float_labels(tiny_dir):
-    regressor = TextClassifier.from_pretrained(tiny_dir, num_classes=1, text_pair=True)
+def test_regression_takes_float_labels(tiny_model_dir):
+    regressor = TextClassifier.from_pretrained(tiny_model_dir, num_classes=1, text_pair=True)
     scores = np.linspace(0.0, 5.0, 4)
     history = regressor.fit((TEXTS[:4], TEXTS[4:]), scores, batch_size=2, verbose=0)
     assert np.isfinite(history.history["loss"][0])
     assert regressor.predict((TEXTS[:4], TEXTS[4:]), verbose=0).shape == (4, 1)
 
 
-def test_keras_file_and_model_dir_give_back_the_fine_tuned_model(tiny_dir, tmp_path, caplog):
-    classifier = TextClassifier.from_pretrained(tiny_dir, num_classes=2, label_names=["a", "b"])
+def test_keras_file_and_model_dir_give_back_the_fine_tuned_model(tiny_model_dir, tmp_path, caplog):
+    classifier = TextClassifier.from_pretrained(tiny_model_dir, num_classes=2, label_names=["a", "b"])
     classifier.fit(TEXTS, LABELS, batch_size=4, verbose=0)
     expected = classifier.predict(TEXTS, verbose=0)
     path = str(tmp_path / "clf.keras")
@@ -88,11 +88,11 @@ def test_keras_file_and_model_dir_give_back_the_fine_tuned_model(tiny_dir, tmp_p
     assert "head of 2 classes; num_classes=3 gets a new, untrained head" in caplog.text
     assert other.label_names is None and other.head.units == 3
     with pytest.raises(TaskInputError, match="no fine-tuned classifier head to restore"):
-        TextClassifier.from_pretrained(tiny_dir)
+        TextClassifier.from_pretrained(tiny_model_dir)
 
 
-def test_model_dir_and_export_serve_the_same_logits(tiny_dir, tmp_path):
-    classifier = TextClassifier.from_pretrained(tiny_dir, num_classes=2)
+def test_model_dir_and_export_serve_the_same_logits(tiny_model_dir, tmp_path):
+    classifier = TextClassifier.from_pretrained(tiny_model_dir, num_classes=2)
     expected = classifier.predict(TEXTS[:3], verbose=0)
     classifier.save_model_dir(str(tmp_path / "clf"))
     restored = restore_model(str(tmp_path / "clf"), "classifier")
@@ -146,18 +146,18 @@ def test_minilm_hf_folder_equals_convert_then_load(minilm_hf_dir, minilm_model_d
                                converted.predict(TEXTS, verbose=0), atol=1e-5, rtol=0)
 
 
-def test_a_bfloat16_fit_step(tiny_dir):
+def test_a_bfloat16_fit_step(tiny_model_dir):
     with policy_scope("mixed_bfloat16"):
-        classifier = TextClassifier.from_pretrained(tiny_dir, num_classes=2)
+        classifier = TextClassifier.from_pretrained(tiny_model_dir, num_classes=2)
         history = classifier.fit(TEXTS, LABELS, batch_size=4, verbose=0)
         logits = classifier.predict(TEXTS[:2], verbose=0)
     assert np.isfinite(history.history["loss"][0]) and logits.dtype == np.float32
 
 
-def test_a_mirrored_fit_step(tiny_dir):
+def test_a_mirrored_fit_step(tiny_model_dir):
     strategy = get_strategy("mirrored")  # the two logical CPUs, reduced on one device
     with strategy.scope():
-        classifier = TextClassifier.from_pretrained(tiny_dir, num_classes=2)
+        classifier = TextClassifier.from_pretrained(tiny_model_dir, num_classes=2)
     history = classifier.fit(TEXTS, LABELS, batch_size=4, verbose=0)
     assert np.isfinite(history.history["loss"][0])
     assert classifier.optimizer.iterations.numpy() == 2  # two global batches of 4, 2 per replica
@@ -175,26 +175,26 @@ def test_a_mirrored_fit_step(tiny_dir):
      r"labels must be integer class ids; they are float32"),
     (tf.data.Dataset.from_tensor_slices((TEXTS, LABELS)), None, r"Batch the dataset first"),
 ])
-def test_bad_input_is_one_clear_error_before_any_step(tiny_dir, x, y, match):
-    classifier = TextClassifier.from_pretrained(tiny_dir, num_classes=2)
+def test_bad_input_is_one_clear_error_before_any_step(tiny_model_dir, x, y, match):
+    classifier = TextClassifier.from_pretrained(tiny_model_dir, num_classes=2)
     with pytest.raises(TaskInputError, match=match):
         classifier.fit(x, y, verbose=0)
     assert classifier.optimizer.iterations.numpy() == 0
 
 
-def test_bad_construction_is_refused(tiny_dir):
+def test_bad_construction_is_refused(tiny_model_dir):
     with pytest.raises(TaskInputError, match="max_seq_length=65 is above the model's "
                                              "max_position_embeddings=64"):
-        TextClassifier.from_pretrained(tiny_dir, num_classes=2, max_seq_length=65)
-    pair_model = TextClassifier.from_pretrained(tiny_dir, num_classes=2, text_pair=True)
+        TextClassifier.from_pretrained(tiny_model_dir, num_classes=2, max_seq_length=65)
+    pair_model = TextClassifier.from_pretrained(tiny_model_dir, num_classes=2, text_pair=True)
     with pytest.raises(TaskInputError, match="takes text pairs"):
         pair_model.predict(TEXTS)
     with pytest.raises(CheckpointError, match="do_lower_case=False contradicts .*model_info"):
-        TextClassifier.from_pretrained(tiny_dir, num_classes=2, do_lower_case=False)
+        TextClassifier.from_pretrained(tiny_model_dir, num_classes=2, do_lower_case=False)
 
 
-def test_group_by_length_changes_the_batches_not_the_examples(tiny_dir):
-    classifier = TextClassifier.from_pretrained(tiny_dir, num_classes=8)
+def test_group_by_length_changes_the_batches_not_the_examples(tiny_model_dir):
+    classifier = TextClassifier.from_pretrained(tiny_model_dir, num_classes=8)
     lengths = [1, 9, 2, 8, 3, 7, 4, 6]  # WordPieces of text i; label i names text i
     texts = [" ".join(["word"] * n) for n in lengths]
 

@@ -35,8 +35,8 @@ def _first_piece_argmax(tagger, words, preprocessor=None):
     return rows
 
 
-def test_fit_learns_a_word_rule_in_length_grouped_batches_and_predictions_align(tiny_dir):
-    tagger = TokenClassifier.from_pretrained(tiny_dir, num_classes=2, label_names=["O", "C"])
+def test_fit_learns_a_word_rule_in_length_grouped_batches_and_predictions_align(tiny_model_dir):
+    tagger = TokenClassifier.from_pretrained(tiny_model_dir, num_classes=2, label_names=["O", "C"])
     tagger.compile(optimizer=keras.optimizers.Adam(3e-3))
     words, labels = _sentences(48)
     history = tagger.fit(words, labels, batch_size=8, epochs=6, group_by_length=True,
@@ -52,8 +52,8 @@ def test_fit_learns_a_word_rule_in_length_grouped_batches_and_predictions_align(
     assert ids == _first_piece_argmax(tagger, test_words)
 
 
-def test_keras_round_trip_predicts_the_same(tiny_dir, tmp_path):
-    tagger = TokenClassifier.from_pretrained(tiny_dir, num_classes=3)
+def test_keras_round_trip_predicts_the_same(tiny_model_dir, tmp_path):
+    tagger = TokenClassifier.from_pretrained(tiny_model_dir, num_classes=3)
     words, _ = _sentences(6, seed=2)
     tagger.fit(words, [[i % 3 for i in range(len(s))] for s in words], batch_size=3, verbose=0)
     path = str(tmp_path / "tagger.keras")
@@ -64,8 +64,8 @@ def test_keras_round_trip_predicts_the_same(tiny_dir, tmp_path):
     assert _first_piece_argmax(loaded, words) == _first_piece_argmax(tagger, words)
 
 
-def test_bad_labels_are_refused_before_a_step(tiny_dir):
-    tagger = TokenClassifier.from_pretrained(tiny_dir, num_classes=2)
+def test_bad_labels_are_refused_before_a_step(tiny_model_dir):
+    tagger = TokenClassifier.from_pretrained(tiny_model_dir, num_classes=2)
     with pytest.raises(TaskInputError, match=r"y\[0\] has 1 labels for the 2 words"):
         tagger.fit([["a", "b"]], [[0]])
     with pytest.raises(TaskInputError, match=r"y\[0\]\[1\]=2 is outside 0..1"):
@@ -75,10 +75,10 @@ def test_bad_labels_are_refused_before_a_step(tiny_dir):
     assert int(tagger.optimizer.iterations) == 0
 
 
-def test_model_dir_is_read_back_by_restore_model(tiny_dir, tmp_path):
+def test_model_dir_is_read_back_by_restore_model(tiny_model_dir, tmp_path):
     from bert_tf.export.restored_model import restore_model
 
-    tagger = TokenClassifier.from_pretrained(tiny_dir, num_classes=2, label_names=["O", "C"])
+    tagger = TokenClassifier.from_pretrained(tiny_model_dir, num_classes=2, label_names=["O", "C"])
     words, _ = _sentences(4, seed=3)
     tagger.save_model_dir(str(tmp_path / "tagger"))
     restored = restore_model(str(tmp_path / "tagger"), "token_classifier")
@@ -90,8 +90,8 @@ def test_model_dir_is_read_back_by_restore_model(tiny_dir, tmp_path):
     assert again.label_names == ["O", "C"] and again.predict(words) == tagger.predict(words)
 
 
-def test_a_dataset_of_words_gives_the_numbers_of_lists(tiny_dir):
-    tagger = TokenClassifier.from_pretrained(tiny_dir, num_classes=2)
+def test_a_dataset_of_words_gives_the_numbers_of_lists(tiny_model_dir):
+    tagger = TokenClassifier.from_pretrained(tiny_model_dir, num_classes=2)
     words, labels = _sentences(10, seed=4)
     valid_words, valid_labels = _sentences(6, seed=5)
 
@@ -123,9 +123,9 @@ def test_a_dataset_of_words_gives_the_numbers_of_lists(tiny_dir):
 
 
 @pytest.mark.parametrize("setting", ["mixed_bfloat16", "mirrored"])
-def test_a_fit_step_in_bfloat16_and_under_mirrored_strategy(tiny_dir, setting):
+def test_a_fit_step_in_bfloat16_and_under_mirrored_strategy(tiny_model_dir, setting):
     words, labels = _sentences(8, seed=6)
-    tagger, _ = fit_under(setting, lambda: TokenClassifier.from_pretrained(tiny_dir, 2),
+    tagger, _ = fit_under(setting, lambda: TokenClassifier.from_pretrained(tiny_model_dir, 2),
                           lambda model: model.fit(words, labels, batch_size=4, verbose=0))
     assert tagger.optimizer.iterations.numpy() == 2  # two global batches of 4
     assert [len(p) for p in tagger.predict(words[:2])] == [len(s) for s in words[:2]]

@@ -5,7 +5,8 @@ import tensorflow as tf
 
 from bert_tf.models import BertEncoder, BertMultipleChoice
 from tests.harness import run_harness
-from tests.models.conftest import TINY, encoder_batch
+from tests.fixtures import TINY_CONFIG
+from tests.models.conftest import encoder_batch
 
 
 def _choices(batch):
@@ -13,12 +14,12 @@ def _choices(batch):
 
 
 def test_harness(tmp_path):
-    run_harness(lambda: BertMultipleChoice(BertEncoder(TINY), num_choices=2),
+    run_harness(lambda: BertMultipleChoice(BertEncoder(TINY_CONFIG), num_choices=2),
                 _choices(encoder_batch()), (3, 2), tmp_path, float32_outputs=True)
 
 
 def test_multiple_choice_scores_each_choice_independently():
-    model = BertMultipleChoice(BertEncoder(TINY), num_choices=2)
+    model = BertMultipleChoice(BertEncoder(TINY_CONFIG), num_choices=2)
     batch = encoder_batch()
     logits = model(_choices(batch)).numpy()
     swapped = model({name: tf.reverse(value, [1]) for name, value in _choices(batch).items()})

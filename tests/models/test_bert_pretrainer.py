@@ -1,6 +1,5 @@
 """BertPretrainer: tied masked-LM logits, the NSP head, the objective ablations; the harness."""
 
-import dataclasses
 
 import keras
 import numpy as np
@@ -10,15 +9,16 @@ import tensorflow as tf
 from bert_tf.models import BertEncoder, BertPretrainer
 from bert_tf.models.bert_pretrainer import build_pretrainer
 from tests.harness import run_harness
-from tests.models.conftest import TINY, encoder_batch
+from tests.fixtures import TINY_CONFIG, without_dropout
+from tests.models.conftest import encoder_batch
 
 POSITIONS = tf.constant([[1, 2], [0, 3], [4, 4]])
 
 CASES = {
     "pretrainer": (lambda e: BertPretrainer(e),
-                   {"mlm_logits": (3, 2, TINY.vocab_size), "nsp_logits": (3, 2)}, ()),
+                   {"mlm_logits": (3, 2, TINY_CONFIG.vocab_size), "nsp_logits": (3, 2)}, ()),
     "mlm_only": (lambda e: BertPretrainer(e, use_next_sentence=False),
-                 {"mlm_logits": (3, 2, TINY.vocab_size)}, ("pooler/",)),
+                 {"mlm_logits": (3, 2, TINY_CONFIG.vocab_size)}, ("pooler/",)),
 }
 
 
@@ -26,12 +26,12 @@ CASES = {
 def test_harness(name, tmp_path):
     build, expected, untrained = CASES[name]
     inputs = dict(encoder_batch(), masked_lm_positions=POSITIONS)
-    run_harness(lambda: build(BertEncoder(TINY)), inputs, expected, tmp_path,
+    run_harness(lambda: build(BertEncoder(TINY_CONFIG)), inputs, expected, tmp_path,
                 float32_outputs=True, untrained=untrained)
 
 
 def test_masked_lm_logits_use_tied_embeddings():
-    pretrainer = BertPretrainer(BertEncoder(TINY))
+    pretrainer = BertPretrainer(BertEncoder(TINY_CONFIG))
     batch = dict(encoder_batch(), masked_lm_positions=POSITIONS)
     logits = pretrainer(batch)["mlm_logits"].numpy()
     head = pretrainer.masked_lm
@@ -41,7 +41,7 @@ def test_masked_lm_logits_use_tied_embeddings():
     hidden = keras.activations.gelu(gathered @ kernel + bias, approximate=False).numpy()
     gamma, beta = (w.numpy() for w in head.layer_norm.weights)
     mean, var = hidden.mean(-1, keepdims=True), hidden.var(-1, keepdims=True)
-    hidden = (hidden - mean) / np.sqrt(var + TINY.layer_norm_eps) * gamma + beta
+    hidden = (hidden - mean) / np.sqrt(var + TINY_CONFIG.layer_norm_eps) * gamma + beta
     table = pretrainer.encoder.embeddings.word_embeddings.embeddings.numpy()
     np.testing.assert_allclose(logits, hidden @ table.T + head.output_bias.numpy(), atol=1e-5)
 
@@ -52,7 +52,7 @@ def test_masked_lm_logits_use_tied_embeddings():
     ({"left_to_right": True}, True, ["encoder", "masked_lm"]),
 ])
 def test_build_pretrainer_objectives(kwargs, causal, heads):
-    pretrainer = build_pretrainer(TINY, **kwargs)
+    pretrainer = build_pretrainer(TINY_CONFIG, **kwargs)
     assert pretrainer.encoder.causal_attention is causal
     assert sorted(pretrainer.checkpoint_items()) == heads
 
@@ -61,7 +61,7 @@ def test_build_pretrainer_objectives(kwargs, causal, heads):
 def test_training_last_block_at_positions_equals_full_block(left_to_right):
     # In training the last block runs only at [CLS] and the masked positions; outputs and
     # gradients must equal the functional graph's full [B, S, H] computation (no dropout).
-    config = dataclasses.replace(TINY, hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0)
+    config = without_dropout(TINY_CONFIG)
     pretrainer = build_pretrainer(config, left_to_right=left_to_right)
     batch = dict(encoder_batch(), masked_lm_positions=POSITIONS)
 

@@ -11,9 +11,9 @@ import tensorflow as tf
 from bert_tf.dtype_policy import policy_scope
 from bert_tf.models import (BertClassifier, BertEncoder, BertMultipleChoice, BertPretrainer,
                             BertSpanLabeler, BertTokenClassifier)
-from tests.models.conftest import TINY
+from tests.fixtures import TINY_CONFIG
 
-SEQ = TINY.max_position_embeddings
+SEQ = 16
 
 
 def _batch(lengths, seed=0):
@@ -21,7 +21,7 @@ def _batch(lengths, seed=0):
     rng = np.random.default_rng(seed)
     lengths = np.asarray(lengths, np.int32)
     mask = (np.arange(SEQ)[None] < lengths[:, None]).astype(np.int32).reshape(-1, SEQ)
-    ids = rng.integers(5, TINY.vocab_size, size=mask.shape).astype(np.int32) * mask
+    ids = rng.integers(5, TINY_CONFIG.vocab_size, size=mask.shape).astype(np.int32) * mask
     ids[:, 0] = 2
     types = (np.arange(SEQ)[None] >= lengths[:, None] // 2).astype(np.int32) * mask
     return {"input_word_ids": tf.constant(ids), "input_mask": tf.constant(mask),
@@ -73,7 +73,7 @@ LENGTHS = {"random": _random_lengths(11), "one_full": [SEQ], "one_cls": [1], "em
 
 @pytest.mark.parametrize("head,lengths", [(h, name) for h in sorted(HEADS) for name in LENGTHS])
 def test_packed_equals_padded(head, lengths):
-    model = HEADS[head](BertEncoder(TINY))
+    model = HEADS[head](BertEncoder(TINY_CONFIG))
     batch = _batch(LENGTHS[lengths])
     inputs = _inputs(head, batch)
     mask = batch["input_mask"].numpy().astype(bool)
@@ -82,7 +82,7 @@ def test_packed_equals_padded(head, lengths):
 
 
 def test_packed_sequence_output_is_zero_at_padding_and_equal_per_layer():
-    encoder = BertEncoder(TINY)
+    encoder = BertEncoder(TINY_CONFIG)
     batch = _batch(_random_lengths(9, seed=3))
     mask = batch["input_mask"].numpy().astype(bool)
     packed, padded = _outputs(encoder, batch, True), _outputs(encoder, batch, False)
@@ -95,7 +95,7 @@ def test_packed_equals_padded_in_bfloat16_within_its_rounding():
     batch = _batch(_random_lengths(11, seed=4))
     mask = batch["input_mask"].numpy().astype(bool)
     with policy_scope("mixed_bfloat16"):
-        encoder = BertEncoder(TINY)
+        encoder = BertEncoder(TINY_CONFIG)
         packed, padded = _outputs(encoder, batch, True), _outputs(encoder, batch, False)
     p = packed["sequence_output"].numpy().astype(np.float32)[mask]
     q = padded["sequence_output"].numpy().astype(np.float32)[mask]
@@ -109,7 +109,7 @@ def test_training_keeps_the_padded_computation():
     batch = _batch([3, SEQ])
     mask = batch["input_mask"].numpy().astype(bool)
     # Without dropout, training=True gives the padded path's values, padding included.
-    config = TINY.to_dict() | {"hidden_dropout_prob": 0.0, "attention_probs_dropout_prob": 0.0}
+    config = TINY_CONFIG.to_dict() | {"hidden_dropout_prob": 0.0, "attention_probs_dropout_prob": 0.0}
     encoder = BertEncoder(config)
     trained = encoder(batch, training=True)["sequence_output"].numpy()
     encoder.packed_inference = False
@@ -124,7 +124,7 @@ def test_pooled_output_agrees_when_the_first_position_is_padding():
     mask = batch["input_mask"].numpy()
     mask[0, 0] = 0
     batch["input_mask"] = tf.constant(mask)
-    encoder = BertEncoder(TINY)
+    encoder = BertEncoder(TINY_CONFIG)
     packed, padded = _outputs(encoder, batch, True), _outputs(encoder, batch, False)
     np.testing.assert_allclose(packed["pooled_output"], padded["pooled_output"], atol=1e-6)
     np.testing.assert_allclose(packed["pooled_output"][0],
@@ -136,7 +136,7 @@ def test_output_positions_equal_the_full_output_there(packed):
     batch = _batch(_random_lengths(7, seed=5))
     lengths = batch["input_mask"].numpy().sum(1)
     positions = np.random.default_rng(6).integers(0, lengths[:, None], size=(len(lengths), 4))
-    encoder = BertEncoder(TINY)
+    encoder = BertEncoder(TINY_CONFIG)
     encoder.packed_inference = packed
     full = encoder(batch, training=False)
     at = tf.function(lambda x, p: encoder(x, training=False, output_positions=p))(

@@ -10,10 +10,10 @@ import pytest
 import tensorflow as tf
 
 from bert_tf.models import BertEncoder, BertPretrainer
-from tests.models.conftest import TINY
+from tests.fixtures import TINY_CONFIG
 from tests.models.test_packed_inference import _batch, _random_lengths
 
-NO_DROPOUT = TINY.to_dict() | {"hidden_dropout_prob": 0.0, "attention_probs_dropout_prob": 0.0}
+NO_DROPOUT = TINY_CONFIG.to_dict() | {"hidden_dropout_prob": 0.0, "attention_probs_dropout_prob": 0.0}
 
 
 def _gradients(model, loss_fn, inputs, packed):
@@ -49,7 +49,7 @@ class _EncoderOnly:
 def test_encoder_gradients_equal_the_padded_path():
     batch = _batch(_random_lengths(9, seed=7))
     mask = tf.cast(batch["input_mask"], tf.float32)[..., tf.newaxis]
-    weights = tf.random.stateless_normal([1, 1, TINY.hidden_size], [1, 2])
+    weights = tf.random.stateless_normal([1, 1, TINY_CONFIG.hidden_size], [1, 2])
 
     def loss_fn(outputs):  # padded positions carry no loss (their values differ by layout)
         per_token = tf.reduce_sum(outputs["sequence_output"] * mask * weights)
@@ -64,7 +64,7 @@ def test_pretrainer_gradients_equal_the_padded_path(use_next_sentence):
     lengths = batch["input_mask"].numpy().sum(1)
     positions = np.random.default_rng(9).integers(0, lengths[:, None], size=(len(lengths), 5))
     inputs = {**batch, "masked_lm_positions": tf.constant(positions, tf.int32)}
-    labels = tf.random.stateless_uniform(positions.shape, [3, 4], maxval=TINY.vocab_size,
+    labels = tf.random.stateless_uniform(positions.shape, [3, 4], maxval=TINY_CONFIG.vocab_size,
                                          dtype=tf.int32)
 
     def loss_fn(outputs):
@@ -80,9 +80,9 @@ def test_pretrainer_gradients_equal_the_padded_path(use_next_sentence):
 
 def test_packed_training_with_dropout_runs_in_a_graph():
     batch = _batch(_random_lengths(6, seed=10))
-    encoder = BertEncoder(TINY, packed_training=True)
+    encoder = BertEncoder(TINY_CONFIG, packed_training=True)
     outputs = tf.function(lambda x: encoder(x, training=True))(batch)
-    assert outputs["sequence_output"].shape == batch["input_mask"].shape + (TINY.hidden_size,)
+    assert outputs["sequence_output"].shape == batch["input_mask"].shape + (TINY_CONFIG.hidden_size,)
     assert np.isfinite(outputs["sequence_output"].numpy()).all()
     # Different noise from the padded path, but the same layout: padding stays zero.
     padding = ~batch["input_mask"].numpy().astype(bool)
@@ -90,5 +90,5 @@ def test_packed_training_with_dropout_runs_in_a_graph():
 
 
 def test_packed_training_is_in_the_config():
-    encoder = BertEncoder(TINY, packed_training=True)
+    encoder = BertEncoder(TINY_CONFIG, packed_training=True)
     assert BertEncoder.from_config(encoder.get_config()).packed_training

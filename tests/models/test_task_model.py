@@ -8,11 +8,12 @@ from bert_tf.models import (BertClassifier, BertEncoder, BertMultipleChoice, Ber
                             BertSpanLabeler, BertTokenClassifier)
 from bert_tf.models.frozen_bert_features import FrozenBertFeatures
 from bert_tf.models.task_model import BertTaskModel, dropout_and_dense
-from tests.models.conftest import TINY, encoder_batch
+from tests.fixtures import TINY_CONFIG
+from tests.models.conftest import encoder_batch
 
 
 def test_task_model_shares_the_encoder_instance():
-    encoder = BertEncoder(TINY)
+    encoder = BertEncoder(TINY_CONFIG)
     classifier = BertClassifier(encoder, num_classes=2)
     tagger = BertTokenClassifier(encoder, num_classes=3)
     assert classifier.encoder is encoder and tagger.encoder is encoder
@@ -20,20 +21,20 @@ def test_task_model_shares_the_encoder_instance():
 
 
 def test_head_dropout_defaults_to_the_encoder_hidden_dropout():
-    encoder = BertEncoder(TINY)
+    encoder = BertEncoder(TINY_CONFIG)
     dropout, dense = dropout_and_dense(encoder, 3, None, name="logits")
-    assert dropout.rate == TINY.hidden_dropout_prob
+    assert dropout.rate == TINY_CONFIG.hidden_dropout_prob
     assert dropout_and_dense(encoder, 3, 0.25, name="logits")[0].rate == 0.25
     assert dense.units == 3 and dense.dtype_policy.name == "float32"
 
 
 def test_heads_start_from_a_normal_of_initializer_range_not_a_truncated_one():
-    encoder = BertEncoder(TINY)
+    encoder = BertEncoder(TINY_CONFIG)
     _, dense = dropout_and_dense(encoder, 64, None, name="logits")
     dense.build((None, 4096))
     kernel = dense.kernel.numpy()  # 262,144 draws: the sample std is within 0.3% of the true one
-    assert abs(kernel.std() / TINY.initializer_range - 1) < 0.01  # truncated at 2σ: 0.88
-    assert np.abs(kernel).max() > 3 * TINY.initializer_range  # a truncated one stops at 2σ
+    assert abs(kernel.std() / TINY_CONFIG.initializer_range - 1) < 0.01  # truncated at 2σ: 0.88
+    assert np.abs(kernel).max() > 3 * TINY_CONFIG.initializer_range  # a truncated one stops at 2σ
     assert np.all(dense.bias.numpy() == 0)
 
 
@@ -66,7 +67,7 @@ def test_first_fit_traces_its_train_step_once_and_trains_as_keras_deferred_build
     results = {}
     for fit in (BertTaskModel.fit, keras.Model.fit):
         keras.utils.set_random_seed(0)
-        model = BertClassifier(BertEncoder(TINY), num_classes=2)
+        model = BertClassifier(BertEncoder(TINY_CONFIG), num_classes=2)
         model.compile(optimizer=keras.optimizers.AdamW(1e-3),
                       loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
         traces = []

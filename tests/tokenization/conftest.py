@@ -1,15 +1,15 @@
 """Shared fixtures for the tokenization tests: vocabs, reference ids, tokenizers."""
 
-import os
-
 import pytest
 
+from tests.fixtures import minilm_vocab_file
 from tests.tokenization.reference_data import CASED_VOCAB, read_jsonl
 
 
 @pytest.fixture(scope="session")
-def minilm_vocab(minilm_hf_dir):
-    return os.path.join(minilm_hf_dir, "vocab.txt")
+def minilm_vocab():
+    """The real uncased vocab (the MiniLM package's; its weights are not loaded)."""
+    return minilm_vocab_file()
 
 
 @pytest.fixture(scope="session")

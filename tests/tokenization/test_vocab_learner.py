@@ -56,6 +56,7 @@ def test_no_words_is_a_clear_error():
         vocab_learner.learn_vocab(["", " \x00 "], vocab_size=100)
 
 
+@pytest.mark.subprocess
 @pytest.mark.slow
 def test_build_vocab_cli(tmp_path, training_lines):
     root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))

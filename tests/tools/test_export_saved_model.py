@@ -4,14 +4,9 @@ import os
 
 import pytest
 
-from tests.tools.conftest import assert_helpshort, assert_user_error, run_tool, snapshot
+from tests.entry_points import assert_user_error, call_entry_point, run_entry_point, snapshot
 
-pytestmark = pytest.mark.slow  # each case starts a TensorFlow process
-
-
-def test_helpshort_names_head_and_old_task_alias():
-    assert_helpshort("export_saved_model", "head", "task", "seq_length")
-
+TOOL = "tools/export_saved_model.py"
 
 @pytest.mark.parametrize("flags, fragments", [
     ([], ["--head", "required"]),
@@ -24,7 +19,7 @@ def test_helpshort_names_head_and_old_task_alias():
 ])
 def test_bad_flags(tiny_model_dir, tmp_path, flags, fragments):
     before = snapshot(tiny_model_dir)
-    result = run_tool("export_saved_model", f"--model_dir={tiny_model_dir}",
+    result = call_entry_point(TOOL, f"--model_dir={tiny_model_dir}",
                       f"--export_dir={tmp_path / 'export'}", *flags)
     assert_user_error(result, *fragments)
     assert not (tmp_path / "export").exists() or os.listdir(tmp_path / "export") == []
@@ -37,23 +32,24 @@ def test_bad_flags(tiny_model_dir, tmp_path, flags, fragments):
 ])
 def test_unusable_checkpoints(request, model_dir_fixture, fragments, tmp_path):
     model_dir = request.getfixturevalue(model_dir_fixture)
-    result = run_tool("export_saved_model", f"--model_dir={model_dir}", "--head=encoder",
+    result = call_entry_point(TOOL, f"--model_dir={model_dir}", "--head=encoder",
                       f"--export_dir={tmp_path / 'export'}")
     assert_user_error(result, *fragments)
 
 
 def test_missing_model_dir(tmp_path):
-    result = run_tool("export_saved_model", f"--model_dir={tmp_path / 'nope'}", "--head=encoder",
+    result = call_entry_point(TOOL, f"--model_dir={tmp_path / 'nope'}", "--head=encoder",
                       f"--export_dir={tmp_path / 'export'}")
     assert_user_error(result, str(tmp_path / "nope"))
 
 
+@pytest.mark.subprocess
 def test_existing_version_is_kept_byte_for_byte(tiny_model_dir, tmp_path):
     version = tmp_path / "export" / "1"
     version.mkdir(parents=True)
     (version / "saved_model.pb").write_bytes(b"old export")
     before = snapshot(str(tmp_path / "export"))
-    result = run_tool("export_saved_model", f"--model_dir={tiny_model_dir}", "--head=encoder",
+    result = run_entry_point(TOOL, f"--model_dir={tiny_model_dir}", "--head=encoder",
                       f"--export_dir={tmp_path / 'export'}", "--version=1")
     assert_user_error(result, "already exists; nothing was overwritten")
     assert snapshot(str(tmp_path / "export")) == before

@@ -5,9 +5,9 @@ import os
 
 import pytest
 
-from tests.tools.conftest import assert_helpshort, assert_user_error, run_tool, snapshot
+from tests.entry_points import assert_user_error, call_entry_point, run_entry_point, snapshot
 
-pytestmark = pytest.mark.slow  # each case starts a TensorFlow process
+TOOL = "tools/extract_features.py"
 
 
 @pytest.fixture
@@ -17,13 +17,10 @@ def input_file(tmp_path):
     return str(path)
 
 
-def test_helpshort():
-    assert_helpshort("extract_features", "output_file", "do_lower_case")
-
-
+@pytest.mark.subprocess
 def test_linex_index_is_the_input_line_and_output_is_json(tiny_model_dir, input_file, tmp_path):
     output = tmp_path / "features.jsonl"
-    result = run_tool("extract_features", f"--model_dir={tiny_model_dir}",
+    result = run_entry_point(TOOL, f"--model_dir={tiny_model_dir}",
                       f"--input_file={input_file}", f"--output_file={output}", "--layers=-1,0",
                       "--max_seq_length=16")
     assert result.returncode == 0, result.stderr[-3000:]
@@ -34,16 +31,17 @@ def test_linex_index_is_the_input_line_and_output_is_json(tiny_model_dir, input_
     assert [name for name in os.listdir(tmp_path) if name.startswith(".")] == []
 
 
-def _run(model_dir, input_file, output, *flags):
+def _run(model_dir, input_file, output, *flags, run=call_entry_point):
     # The tiny model has 2 layers: google-research's default -1,-2,-3,-4 does not fit it.
-    return run_tool("extract_features", f"--model_dir={model_dir}", f"--input_file={input_file}",
-                    f"--output_file={output}", "--layers=-1", "--max_seq_length=16", *flags)
+    return run(TOOL, f"--model_dir={model_dir}", f"--input_file={input_file}",
+               f"--output_file={output}", "--layers=-1", "--max_seq_length=16", *flags)
 
 
+@pytest.mark.subprocess
 def test_existing_output_is_refused_and_kept(tiny_model_dir, input_file, tmp_path):
     output = tmp_path / "features.jsonl"
     output.write_bytes(b"precious\n")
-    result = _run(tiny_model_dir, input_file, output)
+    result = _run(tiny_model_dir, input_file, output, run=run_entry_point)
     assert_user_error(result, f"--output_file={output}", "already exists")
     assert output.read_bytes() == b"precious\n"
 
@@ -52,7 +50,7 @@ def test_existing_output_is_refused_and_kept(tiny_model_dir, input_file, tmp_pat
     (["--layers=5"], ["--layers=5", "layers -2..1"]),
     (["--layers=-1,-2,-3,-4"], ["--layers=-1,-2,-3,-4", "this 2-layer model"]),
     (["--layers=a"], ["--layers=a", "integers"]),
-    (["--do_lower_case=true"], ["--do_lower_case=True contradicts", "model_info.json"]),
+    (["--do_lower_case=false"], ["--do_lower_case=False contradicts", "model_info.json"]),
     (["--max_seq_length=1000"], ["--max_seq_length=1000", "max_position_embeddings (64)"]),
     (["--batch_size=0"], ["--batch_size"]),
 ])

@@ -4,7 +4,8 @@ import gzip
 
 import pytest
 
-from tests.tools.conftest import assert_helpshort, assert_user_error, run_tool, snapshot
+from tests.entry_points import assert_user_error, snapshot
+from tests.tools.conftest import run_tool
 
 
 def assert_tensorflow_never_imported(result):
@@ -21,8 +22,7 @@ def assert_tensorflow_never_imported(result):
 IMPORT_TIMES = {"PYTHONPROFILEIMPORTTIME": "1"}
 
 
-def test_prepare_corpus_good_run_and_helpshort(tmp_path):
-    assert_helpshort("prepare_corpus", "input_file", "heldout_every")
+def test_prepare_corpus_good_run(tmp_path):
     source = tmp_path / "raw.txt"
     source.write_text("First doc. It has two sentences.\n\nSecond doc\u2028still one line.\n")
     result = run_tool("prepare_corpus", f"--input_file={source}", f"--output_dir={tmp_path}",
@@ -61,7 +61,6 @@ def test_prepare_corpus_keeps_existing_outputs(tmp_path):
 
 
 def test_prepare_text_folders(tmp_path):
-    assert_helpshort("prepare_text_folders", "input_dir", "dev_fraction")
     for label in ("a", "b"):
         (tmp_path / "in" / label).mkdir(parents=True)
         (tmp_path / "in" / label / "1.txt").write_text(f"text of {label}")

@@ -1,18 +1,17 @@
-"""Shared pieces of the training tests: a tiny dropout-free config and synthetic batches."""
+"""Shared pieces of the training tests: the tiny config without dropout, synthetic batches."""
 
 import pytest
 import tensorflow as tf
 
-from bert_tf.configs import BertConfig
+from tests.fixtures import TINY_CONFIG, without_dropout
 
-VOCAB_SIZE, SEQ, PREDICTIONS = 53, 12, 3
+VOCAB_SIZE, SEQ, PREDICTIONS = TINY_CONFIG.vocab_size, 12, 3
 
 
 @pytest.fixture(scope="session")  # a frozen BertConfig: safe to share
-def tiny_config():
-    return BertConfig(vocab_size=VOCAB_SIZE, hidden_size=16, num_hidden_layers=2,
-                      num_attention_heads=2, intermediate_size=24, max_position_embeddings=32,
-                      hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0)
+def dropout_free_config(tiny_config):
+    """The suite's tiny config without dropout: runs compared step for step need it."""
+    return without_dropout(tiny_config)
 
 
 def synthetic_examples(count, seed=0):

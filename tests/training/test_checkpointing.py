@@ -46,16 +46,16 @@ def _empty_state_file(output_dir):
 
 
 @pytest.fixture(scope="module")
-def straight(tiny_config, tmp_path_factory):
+def straight(dropout_free_config, tmp_path_factory):
     """Losses of an uninterrupted 4-step run, the reference for every resumed one."""
-    return tiny_config, _run(tiny_config, tmp_path_factory.mktemp("straight"), 4)
+    return dropout_free_config, _run(dropout_free_config, tmp_path_factory.mktemp("straight"), 4)
 
 
 @pytest.mark.parametrize("damage", ["truncated_data", "missing_index", "empty_state_file"])
 def test_resume_skips_a_damaged_newest_checkpoint(straight, tmp_path, damage, caplog):
-    tiny_config, straight = straight
+    dropout_free_config, straight = straight
     output_dir = tmp_path / "damaged"
-    _run(tiny_config, output_dir, 4)
+    _run(dropout_free_config, output_dir, 4)
     newest = str(output_dir / "ckpt-4")
     if damage == "truncated_data":
         _truncate(newest + ".data-00000-of-00001")
@@ -65,7 +65,7 @@ def test_resume_skips_a_damaged_newest_checkpoint(straight, tmp_path, damage, ca
         _empty_state_file(str(output_dir))
         _truncate(newest + ".data-00000-of-00001")
     with caplog.at_level(logging.WARNING, logger="absl"):
-        resumed = _run(tiny_config, output_dir, 4)
+        resumed = _run(dropout_free_config, output_dir, 4)
     # Steps 3 and 4 ran again from ckpt-2, on the same batches as the straight run.
     assert sorted(resumed) == [3, 4]
     np.testing.assert_allclose([resumed[3], resumed[4]], [straight[3], straight[4]], rtol=1e-4)

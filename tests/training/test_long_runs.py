@@ -22,8 +22,8 @@ GLOBAL_BATCH, STEPS, PER_LOOP = 8, 8, 2
 
 
 @pytest.fixture(scope="module")
-def initial_weights(tiny_config):
-    return build_pretrainer(tiny_config).get_weights()
+def initial_weights(dropout_free_config):
+    return build_pretrainer(dropout_free_config).get_weights()
 
 
 def _run(config, weights, output_dir, on_progress=lambda progress: None, **kwargs):
@@ -47,8 +47,8 @@ def _run(config, weights, output_dir, on_progress=lambda progress: None, **kwarg
 
 
 def test_sigterm_saves_the_current_step_and_the_rerun_matches_an_uninterrupted_run(
-        tiny_config, initial_weights, tmp_path, monkeypatch):
-    _, straight = _run(tiny_config, initial_weights, tmp_path / "straight",
+        dropout_free_config, initial_weights, tmp_path, monkeypatch):
+    _, straight = _run(dropout_free_config, initial_weights, tmp_path / "straight",
                        save_checkpoints_steps=100)
     original_save = TrainingCheckpoint.save
 
@@ -64,7 +64,7 @@ def test_sigterm_saves_the_current_step_and_the_rerun_matches_an_uninterrupted_r
 
     with pytest.raises(TrainingStopped, match=r"Stopped by SIGTERM at step 4; saved checkpoint "
                                               r".*ckpt-4\. Rerun") as stopped:
-        _run(tiny_config, initial_weights, tmp_path / "preempted", preempt,
+        _run(dropout_free_config, initial_weights, tmp_path / "preempted", preempt,
              save_checkpoints_steps=100)
     assert stopped.value.exit_code == 128 + signal.SIGTERM
     # The handler is gone after the run: this process's SIGTERM is Python's default again.
@@ -72,7 +72,7 @@ def test_sigterm_saves_the_current_step_and_the_rerun_matches_an_uninterrupted_r
     monkeypatch.undo()
     assert tf.train.latest_checkpoint(str(tmp_path / "preempted")).endswith("ckpt-4")
 
-    result, resumed = _run(tiny_config, initial_weights, tmp_path / "preempted",
+    result, resumed = _run(dropout_free_config, initial_weights, tmp_path / "preempted",
                            save_checkpoints_steps=100)
     assert result.step == STEPS and sorted(resumed) == [6, 8]  # no step redone
     for step, (loss, rate) in resumed.items():  # same batches, same schedule
@@ -80,7 +80,7 @@ def test_sigterm_saves_the_current_step_and_the_rerun_matches_an_uninterrupted_r
 
 
 def test_a_full_disk_stops_naming_the_path_and_keeps_the_last_checkpoint(
-        tiny_config, initial_weights, tmp_path, monkeypatch):
+        dropout_free_config, initial_weights, tmp_path, monkeypatch):
     output_dir = tmp_path / "run"
     original_save = tf.train.CheckpointManager.save
 
@@ -95,11 +95,11 @@ def test_a_full_disk_stops_naming_the_path_and_keeps_the_last_checkpoint(
     monkeypatch.setattr(tf.train.CheckpointManager, "save", save_then_fill_the_disk)
     with pytest.raises(DiskFullError, match=r"No space left on the device writing "
                                             r".*ckpt-4 \(it needs about [\d.]+ MiB\)"):
-        _run(tiny_config, initial_weights, output_dir, save_checkpoints_steps=2)
+        _run(dropout_free_config, initial_weights, output_dir, save_checkpoints_steps=2)
     assert not [name for name in os.listdir(output_dir) if name.startswith("ckpt-4")]
     assert tf.train.latest_checkpoint(str(output_dir)).endswith("ckpt-2")
     monkeypatch.undo()
-    result, resumed = _run(tiny_config, initial_weights, output_dir, save_checkpoints_steps=2)
+    result, resumed = _run(dropout_free_config, initial_weights, output_dir, save_checkpoints_steps=2)
     assert min(resumed) == 4 and result.checkpoint.endswith(f"ckpt-{STEPS}")
 
 

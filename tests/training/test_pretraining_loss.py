@@ -17,8 +17,8 @@ def _log_softmax(x):
     return x - np.log(np.exp(x).sum(-1, keepdims=True))
 
 
-def test_loss_equals_hand_computation_from_model_outputs(tiny_config):
-    model = build_pretrainer(tiny_config)
+def test_loss_equals_hand_computation_from_model_outputs(dropout_free_config):
+    model = build_pretrainer(dropout_free_config)
     batch = synthetic_examples(6)
     outputs = model(model_inputs(model, batch), training=False)
     loss, metrics = pretraining_loss_fn(global_batch_size=12)(batch, outputs)
@@ -40,8 +40,8 @@ def test_loss_equals_hand_computation_from_model_outputs(tiny_config):
     assert float(metrics["nsp_accuracy"][0]) == (nsp.argmax(-1) == labels).sum()
 
 
-def test_mlm_only_loss_has_no_nsp_term(tiny_config):
-    model = build_pretrainer(tiny_config, use_next_sentence=False)
+def test_mlm_only_loss_has_no_nsp_term(dropout_free_config):
+    model = build_pretrainer(dropout_free_config, use_next_sentence=False)
     batch = synthetic_examples(4)
     outputs = model(model_inputs(model, batch), training=False)
     assert "nsp_logits" not in outputs
@@ -72,8 +72,8 @@ def test_left_to_right_targets_are_the_next_unmasked_tokens():
     np.testing.assert_array_equal(ltr["masked_lm_weights"], [[1, 1, 1, 1, 0]])
 
 
-def test_left_to_right_model_is_causal(tiny_config):
-    model = build_pretrainer(tiny_config, left_to_right=True)
+def test_left_to_right_model_is_causal(dropout_free_config):
+    model = build_pretrainer(dropout_free_config, left_to_right=True)
     assert model.encoder.causal_attention and not model.use_next_sentence
     batch = to_left_to_right(synthetic_examples(2))
     changed = dict(batch, input_word_ids=tf.concat(

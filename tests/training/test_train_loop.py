@@ -35,15 +35,15 @@ def _train(trainer, model, output_dir, steps, **kwargs):
 
 
 @pytest.fixture
-def initial_weights(tiny_config):
-    return build_pretrainer(tiny_config).get_weights()
+def initial_weights(dropout_free_config):
+    return build_pretrainer(dropout_free_config).get_weights()
 
 
-def test_mirrored_matches_one_device_at_the_same_global_batch(tiny_config, initial_weights, tmp_path):
+def test_mirrored_matches_one_device_at_the_same_global_batch(dropout_free_config, initial_weights, tmp_path):
     adamw = lambda: create_optimizer("adamw", 1e-2, num_train_steps=4, num_warmup_steps=1, clip_norm=0.5)
     runs = {}
     for name in ("one_device", "mirrored"):
-        trainer, model = _trainer(get_strategy(name), tiny_config, initial_weights, adamw)
+        trainer, model = _trainer(get_strategy(name), dropout_free_config, initial_weights, adamw)
         result, losses = _train(trainer, model, tmp_path / name, 4, save_checkpoints_steps=4)
         runs[name] = (losses, model.get_weights(), result)
     assert runs["mirrored"][2].checkpoint.endswith("ckpt-4")
@@ -53,11 +53,11 @@ def test_mirrored_matches_one_device_at_the_same_global_batch(tiny_config, initi
         np.testing.assert_allclose(mirrored, single, atol=1e-4)
 
 
-def test_gradient_accumulation_equals_one_larger_batch(tiny_config, initial_weights, tmp_path):
+def test_gradient_accumulation_equals_one_larger_batch(dropout_free_config, initial_weights, tmp_path):
     sgd = lambda: keras.optimizers.SGD(learning_rate=0.5)
     weights = {}
     for k in (1, 4):
-        trainer, model = _trainer(get_strategy("one_device"), tiny_config, initial_weights, sgd, k)
+        trainer, model = _trainer(get_strategy("one_device"), dropout_free_config, initial_weights, sgd, k)
         _train(trainer, model, tmp_path / f"k{k}", 2, steps_per_loop=2)
         weights[k] = model.get_weights()
     moved = max(np.abs(a - b).max() for a, b in zip(weights[1], initial_weights))
@@ -66,9 +66,9 @@ def test_gradient_accumulation_equals_one_larger_batch(tiny_config, initial_weig
         np.testing.assert_allclose(accumulated, single, atol=1e-5)
 
 
-def test_nan_loss_stops_naming_the_step_and_keeps_the_last_checkpoint(tiny_config, initial_weights, tmp_path):
+def test_nan_loss_stops_naming_the_step_and_keeps_the_last_checkpoint(dropout_free_config, initial_weights, tmp_path):
     adamw = lambda: create_optimizer("adamw", 1e-3, num_train_steps=10, num_warmup_steps=1)
-    trainer, model = _trainer(get_strategy("one_device"), tiny_config, initial_weights, adamw)
+    trainer, model = _trainer(get_strategy("one_device"), dropout_free_config, initial_weights, adamw)
     clean = dataset_fn(GLOBAL_BATCH)
 
     def poisoned(context, skip_batches=0):
@@ -85,15 +85,15 @@ def test_nan_loss_stops_naming_the_step_and_keeps_the_last_checkpoint(tiny_confi
     assert tf.train.latest_checkpoint(str(tmp_path)).endswith("ckpt-2")
 
 
-def test_batch_that_does_not_split_over_replicas_is_refused(tiny_config, initial_weights, tmp_path):
-    trainer, model = _trainer(get_strategy("mirrored"), tiny_config, initial_weights,
+def test_batch_that_does_not_split_over_replicas_is_refused(dropout_free_config, initial_weights, tmp_path):
+    trainer, model = _trainer(get_strategy("mirrored"), dropout_free_config, initial_weights,
                               lambda: keras.optimizers.SGD(0.1), accumulation=3)
     with pytest.raises(ValueError, match="global batch size 8 .* 2 replica.* 3 gradient"):
         run_training(trainer, dataset_fn(8), 8, 2, str(tmp_path), model.checkpoint_items())
 
 
-def test_evaluate_reports_metric_ratios(tiny_config, initial_weights):
-    trainer, _ = _trainer(get_strategy("one_device"), tiny_config, initial_weights,
+def test_evaluate_reports_metric_ratios(dropout_free_config, initial_weights):
+    trainer, _ = _trainer(get_strategy("one_device"), dropout_free_config, initial_weights,
                           lambda: keras.optimizers.SGD(0.1))
     metrics = trainer.evaluate(lambda ctx: dataset_fn(4)(ctx).take(3))
     assert set(metrics) == {"mlm_accuracy", "mlm_loss", "nsp_accuracy", "nsp_loss", "real_tokens"}
@@ -101,8 +101,8 @@ def test_evaluate_reports_metric_ratios(tiny_config, initial_weights):
 
 
 @pytest.mark.parametrize("strategy_name", ["one_device", "mirrored"])
-def test_evaluate_reads_the_held_out_batches_once(strategy_name, tiny_config, initial_weights):
-    trainer, _ = _trainer(get_strategy(strategy_name), tiny_config, initial_weights,
+def test_evaluate_reads_the_held_out_batches_once(strategy_name, dropout_free_config, initial_weights):
+    trainer, _ = _trainer(get_strategy(strategy_name), dropout_free_config, initial_weights,
                           lambda: keras.optimizers.SGD(0.1))
     reads = []
 
@@ -125,8 +125,8 @@ def test_evaluate_reads_the_held_out_batches_once(strategy_name, tiny_config, in
     assert len(reads) == 3 * trainer.strategy.num_replicas_in_sync  # one input pipeline here
 
 
-def test_a_partial_last_held_out_batch_is_traced_with_the_full_ones(tiny_config, initial_weights):
-    trainer, _ = _trainer(get_strategy("one_device"), tiny_config, initial_weights,
+def test_a_partial_last_held_out_batch_is_traced_with_the_full_ones(dropout_free_config, initial_weights):
+    trainer, _ = _trainer(get_strategy("one_device"), dropout_free_config, initial_weights,
                           lambda: keras.optimizers.SGD(0.1))
     examples = synthetic_examples(10, seed=3)
     held_out = lambda context: tf.data.Dataset.from_tensor_slices(examples).batch(4)  # 4, 4, 2
@@ -137,13 +137,13 @@ def test_a_partial_last_held_out_batch_is_traced_with_the_full_ones(tiny_config,
     assert metrics == pytest.approx(whole, rel=1e-5)
 
 
-def test_step_clips_the_global_gradient_once(tiny_config, initial_weights):
+def test_step_clips_the_global_gradient_once(dropout_free_config, initial_weights):
     from bert_tf.training.train_step import ReplicaTrainStep, model_inputs
     from tests.training.conftest import synthetic_examples
 
     strategy = get_strategy("one_device")
     with strategy.scope():
-        model = build_pretrainer(tiny_config)
+        model = build_pretrainer(dropout_free_config)
         model.set_weights(initial_weights)
         optimizer = keras.optimizers.SGD(learning_rate=1.0, global_clipnorm=0.01)
         optimizer.build(model.trainable_variables)

@@ -23,6 +23,8 @@ from bert_tf.data.records import beam_vocab
 from bert_tf.data.records import create_pretraining_data as cpd
 from bert_tf.data.records.record_options import Options
 
+pytestmark = [pytest.mark.beam, pytest.mark.dask]  # runs Beam on a local Dask cluster
+
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
 _OPTIONS = Options(vocab_file=VOCAB, dupe_factor=2, random_seed=5)
 
@@ -101,6 +103,7 @@ def test_bad_input_found_by_a_dask_worker_is_one_line(dask_client, tmp_path):
     assert glob.glob(str(tmp_path / "out" / "*")) == []
 
 
+@pytest.mark.subprocess
 def test_dask_address_nothing_listens_on_is_one_line(tmp_path):
     with socket.socket() as s:  # A port nothing listens on once closed.
         s.bind(("127.0.0.1", 0))

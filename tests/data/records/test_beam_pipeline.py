@@ -13,6 +13,8 @@ from bert_tf.data.records import create_pretraining_data as cpd
 from bert_tf.data.records.record_options import Options, check_options
 from bert_tf.data import document_reader
 
+pytestmark = pytest.mark.beam  # runs the records pipeline on Beam
+
 _OPTIONS = Options(vocab_file=VOCAB, dupe_factor=1, random_seed=11)
 
 

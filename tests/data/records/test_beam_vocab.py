@@ -10,6 +10,8 @@ from bert_tf.data.records import beam_vocab
 from bert_tf.data import document_reader
 from bert_tf.tokenization import vocab_learner
 
+pytestmark = pytest.mark.beam  # runs the records pipeline on Beam
+
 
 @pytest.mark.slow
 def test_beam_vocab_equals_in_process_vocab_on_the_shipped_corpus(tmp_path):

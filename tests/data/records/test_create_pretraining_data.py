@@ -1,6 +1,7 @@
 """create_pretraining_data: statistics, google-research format, NotNext buckets, determinism."""
 
 import numpy as np
+import pytest
 import tensorflow as tf
 
 from tests.data import pretraining_stats
@@ -10,6 +11,8 @@ from bert_tf.data.records.record_options import Options
 from bert_tf.data import document_reader
 from bert_tf.data.pipelines import pretraining_dataset
 from bert_tf.data.records import pretraining_records
+
+pytestmark = pytest.mark.beam  # runs the records pipeline on Beam
 
 # google-research/bert run_pretraining.py input_fn_builder's name_to_features, written out.
 GOOGLE_RESEARCH_SPEC = {

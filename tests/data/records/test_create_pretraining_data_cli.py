@@ -10,6 +10,8 @@ import tensorflow as tf
 from tests.data.conftest import HELDOUT, VOCAB
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
+# What these tests assert is the console of a new process (Beam's workers, TensorFlow's start-up).
+pytestmark = pytest.mark.subprocess
 
 
 def _tool(*flags, pythonpath=ROOT, quiet_tensorflow=False):

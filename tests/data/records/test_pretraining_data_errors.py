@@ -11,6 +11,8 @@ from bert_tf.data.records import create_pretraining_data as cpd
 from bert_tf.data.records.record_options import Options, check_options
 from bert_tf.data import document_reader
 
+pytestmark = pytest.mark.beam  # runs the records pipeline on Beam
+
 
 def _run(tmp_path, inputs, **options):
     return cpd.create_pretraining_data(inputs, str(tmp_path / "out" / "records.tfrecord"),

@@ -23,6 +23,8 @@ _RUN = """
 import resource, sys
 from bert_tf.data.records import create_pretraining_data as cpd
 from bert_tf.data.records.record_options import Options
+
+pytestmark = pytest.mark.beam  # runs the records pipeline on Beam
 result = cpd.create_pretraining_data(sys.argv[1], sys.argv[2], Options(vocab_file=sys.argv[3], dupe_factor=2),
                                      num_output_shards=2)
 print("instances", result["instances"], "peak_rss_kib", resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
@@ -39,6 +41,7 @@ def _run(inputs, output):
     return int(words[words.index("instances") + 1]), int(words[words.index("peak_rss_kib") + 1])
 
 
+@pytest.mark.subprocess
 @pytest.mark.slow
 def test_peak_memory_of_10x_corpus_within_1_5x(tmp_path):
     with gzip.open(TRAIN, "rt", encoding="utf-8") as f:
