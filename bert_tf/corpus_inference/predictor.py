@@ -24,7 +24,7 @@ import dataclasses
 import numpy as np
 import tensorflow as tf
 
-from bert_tf.checkpoints import describe
+from bert_tf.checkpoints.registry import describe_folder
 from bert_tf.options import check_options, option
 from bert_tf.corpus_inference import windows
 from bert_tf.keras_tasks import SentenceEncoder, TextClassifier, TokenClassifier
@@ -74,7 +74,7 @@ def resolve_head(model, head="auto"):
     Raises:
       TaskInputError: a task head asked of a folder that holds none (or another).
     """
-    held = describe.describe_folder(model).head
+    held = describe_folder(model).head
     held = held if held in _TASKS else "encoder"
     if head == "auto":
         return held

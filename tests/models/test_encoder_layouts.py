@@ -18,7 +18,8 @@ from bert_tf.models.encoder_layout import (
     EncoderLayout,
     choose_layout,
 )
-from tests.models.conftest import TINY, encoder_batch
+from tests.fixtures import TINY_CONFIG, without_dropout
+from tests.models.conftest import encoder_batch
 
 REFUSED = "rows of several sequences .* and packed_training .* do not combine"
 # Rows of several sequences: lengths (3, 2, 2) and (2, 3, 2), one padding slot each.
@@ -78,9 +79,7 @@ CASES = {
 @pytest.fixture(scope="module")
 def reference():
     """The padded encoder every layout is compared to (no dropout: training compares too)."""
-    config = dataclasses.replace(TINY, hidden_dropout_prob=0.0,
-                                 attention_probs_dropout_prob=0.0)
-    return BertEncoder(config, packed_inference=False)
+    return BertEncoder(without_dropout(TINY_CONFIG), packed_inference=False)
 
 
 def _encoder(reference, settings):
@@ -98,7 +97,7 @@ def _rows_inputs():
     for row, lengths in enumerate(ROW_LENGTHS):
         start = 0
         for number, length in enumerate(lengths, 1):
-            tokens = rng.integers(5, TINY.vocab_size, length)
+            tokens = rng.integers(5, TINY_CONFIG.vocab_size, length)
             ids[row, start:start + length] = tokens
             mask[row, start:start + length] = number
             positions[row, start:start + length] = np.arange(length)
