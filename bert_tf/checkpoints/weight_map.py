@@ -33,18 +33,29 @@ Spelling = collections.namedtuple("Spelling", [
     "gamma", "beta", "transposed_kernel"])
 
 
+def dense_rules(target, source, kernel="kernel", bias="bias", sep="/", transposed=False):
+    """The two rules of a dense layer: our `target/kernel` and `target/bias` <- the source's
+    `source{sep}{kernel}` and `source{sep}{bias}` (every format's tables share it)."""
+    return (Rule(f"{target}/kernel", f"{source}{sep}{kernel}", transposed),
+            Rule(f"{target}/bias", f"{source}{sep}{bias}", False))
+
+
+def norm_rules(target, source, gamma="gamma", beta="beta", sep="/"):
+    """The two rules of a LayerNorm: our `target/gamma` and `target/beta`."""
+    return (Rule(f"{target}/gamma", f"{source}{sep}{gamma}", False),
+            Rule(f"{target}/beta", f"{source}{sep}{beta}", False))
+
+
 def bert_rules(spelling):
     """The rules of every tensor that both formats name alike: embeddings, blocks, pooler,
     masked-LM transform (each converter adds its own output-bias and NSP rules)."""
     sp = spelling
 
     def dense(target, source):
-        return [Rule(f"{target}/kernel", f"{source}{sp.sep}{sp.kernel}", sp.transposed_kernel),
-                Rule(f"{target}/bias", f"{source}{sp.sep}{sp.bias}", False)]
+        return dense_rules(target, source, sp.kernel, sp.bias, sp.sep, sp.transposed_kernel)
 
     def norm(target, source):
-        return [Rule(f"{target}/gamma", f"{source}{sp.sep}{sp.gamma}", False),
-                Rule(f"{target}/beta", f"{source}{sp.sep}{sp.beta}", False)]
+        return norm_rules(target, source, sp.gamma, sp.beta, sp.sep)
 
     def embedding(target, name):
         return Rule(target, f"{sp.embeddings}{sp.sep}{name}{sp.embedding_leaf}", False)

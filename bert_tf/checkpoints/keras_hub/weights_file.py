@@ -21,7 +21,7 @@ Example:
 import numpy as np
 
 from bert_tf.checkpoints import weight_map
-from bert_tf.checkpoints.weight_map import LAYER, Rule
+from bert_tf.checkpoints.weight_map import LAYER, Rule, dense_rules, norm_rules
 from bert_tf.model_dir import CheckpointError
 
 MODEL_WEIGHTS_FILE = "model.weights.h5"
@@ -31,16 +31,10 @@ TASK = "task/"
 OPTIMIZER_GROUP = "optimizer/"
 _BLOCK = f"layers/transformer_encoder_{LAYER}/"
 _ATTENTION = _BLOCK + "_self_attention_layer/"
+# A Keras 3 weights file names a layer's two weights (kernel and bias, gamma and beta) so.
+_VARS = ("vars/0", "vars/1")
 
 
-def _dense(target, group):
-    return (Rule(f"{target}/kernel", f"{group}/vars/0", False),
-            Rule(f"{target}/bias", f"{group}/vars/1", False))
-
-
-def _norm(target, group):
-    return (Rule(f"{target}/gamma", f"{group}/vars/0", False),
-            Rule(f"{target}/beta", f"{group}/vars/1", False))
 
 
 # Our weight path <- the h5 dataset path (task-file paths behind `TASK`).
@@ -48,25 +42,27 @@ TABLE = (
     Rule("embeddings/word_embeddings/embeddings", "layers/reversible_embedding/vars/0", False),
     Rule("embeddings/position_embeddings", "layers/position_embedding/vars/0", False),
     Rule("embeddings/token_type_embeddings/embeddings", "layers/embedding/vars/0", False),
-    *_norm("embeddings/layer_norm", "layers/layer_normalization"),
-    *_dense(f"layer_{LAYER}/attention/query", _ATTENTION + "query_dense"),
-    *_dense(f"layer_{LAYER}/attention/key", _ATTENTION + "key_dense"),
-    *_dense(f"layer_{LAYER}/attention/value", _ATTENTION + "value_dense"),
-    *_dense(f"layer_{LAYER}/attention/output", _ATTENTION + "output_dense"),
-    *_norm(f"layer_{LAYER}/attention_layer_norm", _BLOCK + "_self_attention_layer_norm"),
-    *_dense(f"layer_{LAYER}/intermediate", _BLOCK + "_feedforward_intermediate_dense"),
-    *_dense(f"layer_{LAYER}/output", _BLOCK + "_feedforward_output_dense"),
-    *_norm(f"layer_{LAYER}/output_layer_norm", _BLOCK + "_feedforward_layer_norm"),
-    *_dense("pooler", "layers/dense"),  # pooled_dense, the backbone's only Dense
-    *_dense("masked_lm/transform", TASK + "layers/masked_lm_head/_intermediate_dense"),
-    *_norm("masked_lm/layer_norm", TASK + "layers/masked_lm_head/_intermediate_layer_norm"),
+    *norm_rules("embeddings/layer_norm", "layers/layer_normalization", *_VARS),
+    *dense_rules(f"layer_{LAYER}/attention/query", _ATTENTION + "query_dense", *_VARS),
+    *dense_rules(f"layer_{LAYER}/attention/key", _ATTENTION + "key_dense", *_VARS),
+    *dense_rules(f"layer_{LAYER}/attention/value", _ATTENTION + "value_dense", *_VARS),
+    *dense_rules(f"layer_{LAYER}/attention/output", _ATTENTION + "output_dense", *_VARS),
+    *norm_rules(f"layer_{LAYER}/attention_layer_norm", _BLOCK + "_self_attention_layer_norm",
+                *_VARS),
+    *dense_rules(f"layer_{LAYER}/intermediate", _BLOCK + "_feedforward_intermediate_dense", *_VARS),
+    *dense_rules(f"layer_{LAYER}/output", _BLOCK + "_feedforward_output_dense", *_VARS),
+    *norm_rules(f"layer_{LAYER}/output_layer_norm", _BLOCK + "_feedforward_layer_norm", *_VARS),
+    *dense_rules("pooler", "layers/dense", *_VARS),  # pooled_dense, the backbone's only Dense
+    *dense_rules("masked_lm/transform", TASK + "layers/masked_lm_head/_intermediate_dense", *_VARS),
+    *norm_rules("masked_lm/layer_norm", TASK + "layers/masked_lm_head/_intermediate_layer_norm",
+                *_VARS),
     Rule("masked_lm/output_bias", TASK + "layers/masked_lm_head/vars/0", False),
 )
 
 
 def classifier_rules(target):
     """Rules of a BertTextClassifier's `logits` Dense (task.weights.h5) into our `target`."""
-    return _dense(target, TASK + "layers/dense")
+    return dense_rules(target, TASK + "layers/dense", *_VARS)
 
 
 def expand(config, heads=()):

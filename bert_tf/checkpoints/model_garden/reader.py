@@ -18,7 +18,7 @@ from absl import logging
 
 from bert_tf.checkpoints import weight_map
 from bert_tf.checkpoints.model_garden.layout import NEXT_SENTENCE_POOLER_KEY
-from bert_tf.checkpoints.weight_map import LAYER, Rule
+from bert_tf.checkpoints.weight_map import LAYER, Rule, dense_rules, norm_rules
 from bert_tf.configs import BertConfig
 from bert_tf.model_dir import CONFIG_NAME, CheckpointError, read_json_object
 
@@ -34,14 +34,6 @@ _NEXT_SENTENCE_POOLER = NEXT_SENTENCE_POOLER_KEY + "/"
 _IGNORED_ROOTS = ("save_counter", "global_step", "optimizer")
 
 
-def _dense(target, source):
-    return [Rule(f"{target}/kernel", f"{source}/kernel", False),
-            Rule(f"{target}/bias", f"{source}/bias", False)]
-
-
-def _norm(target, source):
-    return [Rule(f"{target}/gamma", f"{source}/gamma", False),
-            Rule(f"{target}/beta", f"{source}/beta", False)]
 
 
 # Our weight path <- the owning object's path in a Model Garden checkpoint.
@@ -52,18 +44,18 @@ TABLE = (
          False),
     Rule("embeddings/token_type_embeddings/embeddings",
          f"{_ENCODER}_type_embedding_layer/embeddings", False),
-    *_norm("embeddings/layer_norm", f"{_ENCODER}_embedding_norm_layer"),
-    *_dense(f"layer_{LAYER}/attention/query", f"{_ATTENTION}_query_dense"),
-    *_dense(f"layer_{LAYER}/attention/key", f"{_ATTENTION}_key_dense"),
-    *_dense(f"layer_{LAYER}/attention/value", f"{_ATTENTION}_value_dense"),
-    *_dense(f"layer_{LAYER}/attention/output", f"{_ATTENTION}_output_dense"),
-    *_norm(f"layer_{LAYER}/attention_layer_norm", f"{_BLOCK}_attention_layer_norm"),
-    *_dense(f"layer_{LAYER}/intermediate", f"{_BLOCK}_intermediate_dense"),
-    *_dense(f"layer_{LAYER}/output", f"{_BLOCK}_output_dense"),
-    *_norm(f"layer_{LAYER}/output_layer_norm", f"{_BLOCK}_output_layer_norm"),
-    *_dense("pooler", f"{_ENCODER}_pooler_layer"),
-    *_dense("masked_lm/transform", f"{_MASKED_LM}dense"),
-    *_norm("masked_lm/layer_norm", f"{_MASKED_LM}layer_norm"),
+    *norm_rules("embeddings/layer_norm", f"{_ENCODER}_embedding_norm_layer"),
+    *dense_rules(f"layer_{LAYER}/attention/query", f"{_ATTENTION}_query_dense"),
+    *dense_rules(f"layer_{LAYER}/attention/key", f"{_ATTENTION}_key_dense"),
+    *dense_rules(f"layer_{LAYER}/attention/value", f"{_ATTENTION}_value_dense"),
+    *dense_rules(f"layer_{LAYER}/attention/output", f"{_ATTENTION}_output_dense"),
+    *norm_rules(f"layer_{LAYER}/attention_layer_norm", f"{_BLOCK}_attention_layer_norm"),
+    *dense_rules(f"layer_{LAYER}/intermediate", f"{_BLOCK}_intermediate_dense"),
+    *dense_rules(f"layer_{LAYER}/output", f"{_BLOCK}_output_dense"),
+    *norm_rules(f"layer_{LAYER}/output_layer_norm", f"{_BLOCK}_output_layer_norm"),
+    *dense_rules("pooler", f"{_ENCODER}_pooler_layer"),
+    *dense_rules("masked_lm/transform", f"{_MASKED_LM}dense"),
+    *norm_rules("masked_lm/layer_norm", f"{_MASKED_LM}layer_norm"),
     Rule("masked_lm/output_bias", f"{_MASKED_LM}bias", False),
 )
 # The masked LM's output embedding: the encoder's word embeddings, tied.

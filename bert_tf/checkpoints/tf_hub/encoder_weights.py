@@ -19,7 +19,7 @@ import re
 
 import numpy as np
 
-from bert_tf.checkpoints.weight_map import LAYER, Rule, TensorSource
+from bert_tf.checkpoints.weight_map import LAYER, Rule, TensorSource, dense_rules, norm_rules
 from bert_tf.configs import BertConfig
 from bert_tf.model_dir import CheckpointError
 
@@ -32,14 +32,6 @@ _MASKED_LM_BIAS = _MASKED_LM + "output_bias/bias"
 _EMBEDDING_PROJECTION = "embedding_projection/kernel"
 
 
-def _dense(target, source):
-    return (Rule(f"{target}/kernel", f"{source}/kernel", False),
-            Rule(f"{target}/bias", f"{source}/bias", False))
-
-
-def _norm(target, source):
-    return (Rule(f"{target}/gamma", f"{source}/gamma", False),
-            Rule(f"{target}/beta", f"{source}/beta", False))
 
 
 # Our weight path <- the TF Hub (Model Garden) variable name.
@@ -47,18 +39,18 @@ TABLE = (
     Rule("embeddings/word_embeddings/embeddings", _WORD_EMBEDDINGS, False),
     Rule("embeddings/position_embeddings", "position_embedding/embeddings", False),
     Rule("embeddings/token_type_embeddings/embeddings", "type_embeddings/embeddings", False),
-    *_norm("embeddings/layer_norm", "embeddings/layer_norm"),
-    *_dense(f"layer_{LAYER}/attention/query", f"{_BLOCK}/self_attention/query"),
-    *_dense(f"layer_{LAYER}/attention/key", f"{_BLOCK}/self_attention/key"),
-    *_dense(f"layer_{LAYER}/attention/value", f"{_BLOCK}/self_attention/value"),
-    *_dense(f"layer_{LAYER}/attention/output", f"{_BLOCK}/self_attention/attention_output"),
-    *_norm(f"layer_{LAYER}/attention_layer_norm", f"{_BLOCK}/self_attention_layer_norm"),
-    *_dense(f"layer_{LAYER}/intermediate", f"{_BLOCK}/intermediate"),
-    *_dense(f"layer_{LAYER}/output", f"{_BLOCK}/output"),
-    *_norm(f"layer_{LAYER}/output_layer_norm", f"{_BLOCK}/output_layer_norm"),
-    *_dense("pooler", "pooler_transform"),
-    *_dense("masked_lm/transform", "cls/predictions/transform/dense"),
-    *_norm("masked_lm/layer_norm", "cls/predictions/transform/LayerNorm"),
+    *norm_rules("embeddings/layer_norm", "embeddings/layer_norm"),
+    *dense_rules(f"layer_{LAYER}/attention/query", f"{_BLOCK}/self_attention/query"),
+    *dense_rules(f"layer_{LAYER}/attention/key", f"{_BLOCK}/self_attention/key"),
+    *dense_rules(f"layer_{LAYER}/attention/value", f"{_BLOCK}/self_attention/value"),
+    *dense_rules(f"layer_{LAYER}/attention/output", f"{_BLOCK}/self_attention/attention_output"),
+    *norm_rules(f"layer_{LAYER}/attention_layer_norm", f"{_BLOCK}/self_attention_layer_norm"),
+    *dense_rules(f"layer_{LAYER}/intermediate", f"{_BLOCK}/intermediate"),
+    *dense_rules(f"layer_{LAYER}/output", f"{_BLOCK}/output"),
+    *norm_rules(f"layer_{LAYER}/output_layer_norm", f"{_BLOCK}/output_layer_norm"),
+    *dense_rules("pooler", "pooler_transform"),
+    *dense_rules("masked_lm/transform", "cls/predictions/transform/dense"),
+    *norm_rules("masked_lm/layer_norm", "cls/predictions/transform/LayerNorm"),
     Rule("masked_lm/output_bias", _MASKED_LM_BIAS, False),
 )
 
