@@ -203,7 +203,15 @@ class HubEncoderModule(tf.Module):
     returns `pooled_output`, `sequence_output` and the list `encoder_outputs`; `.serve(inputs)`
     (the default endpoint of `keras.layers.TFSMLayer`) and the `serving_default` signature
     (TF Serving) return the same with the list flattened to `encoder_outputs_0` ...
-    `encoder_outputs_{L-1}`.
+    `encoder_outputs_{L-1}`. As Model Garden's `export_tfhub` writes TF Hub's BERTs, the
+    variables carry its names and shapes, `masked_lm` adds `.mlm` (`HubMaskedLMModule`), and
+    `vocab_file` / `lower_case` become the `vocab_file` asset and `do_lower_case` variable.
+
+    Args:
+      encoder: a `BertEncoder`.
+      masked_lm: its `MaskedLMHead`, or None.
+      vocab_file: the WordPiece vocab, or None.
+      lower_case: the model's casing, or None.
     """
 
     # The reusable SavedModel API that hub.KerasLayer reads: plain attributes, not properties.
