@@ -5,8 +5,6 @@ import json
 import os
 import re
 import shutil
-import subprocess
-import sys
 
 import pytest
 
@@ -17,8 +15,8 @@ from bert_tf.model_dir import CheckpointError
 from bert_tf.models.bert_encoder import BertEncoder
 from bert_tf.models.bert_pretrainer import BertPretrainer
 from tests.checkpoints.conftest import TESTDATA
+from tests.tools.conftest import run_tool
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 TINY_HF = os.path.join(TESTDATA, "tiny_hf_pretraining")
 # The sizes of the issue: 10^9 x 4096 float32 is ~15 TiB, more than any machine has.
 HUGE_VOCAB, HUGE_HIDDEN = 10 ** 9, 4096
@@ -159,11 +157,7 @@ def test_convert_tool_refuses_in_one_line_and_writes_nothing(tmp_path):
     folder, config_file, grow = _huggingface(tmp_path)
     _edit_json(config_file, grow)
     output = tmp_path / "out"
-    result = subprocess.run(
-        [sys.executable, os.path.join(ROOT, "tools", "convert_checkpoint.py"),
-         f"--input={folder}", f"--output_dir={output}"],
-        capture_output=True, text=True, cwd=ROOT,
-        env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"})
+    result = run_tool("convert_checkpoint", f"--input={folder}", f"--output_dir={output}")
     assert result.returncode != 0
     errors = [line for line in result.stderr.splitlines() if config_file in line]
     assert len(errors) == 1 and "GiB of float32 weights" in errors[0], result.stderr

@@ -12,6 +12,7 @@ from bert_tf.model_dir import write_model_dir
 from bert_tf.models.bert_encoder import BertEncoder
 from bert_tf.models.bert_pretrainer import BertPretrainer
 from tests.export.conftest import TINY_VOCAB, tiny_config
+from tests.tools.conftest import run_tool
 
 pytestmark = pytest.mark.slow
 
@@ -109,3 +110,18 @@ def test_encoder_without_head_has_no_mlm(tmp_path):
     assert not hasattr(tf.saved_model.load(path), "mlm")
     read_back = load_pretrained(path)
     assert read_back.heads == {} and read_back.head == "encoder"
+
+
+def test_tools_export_and_convert_back(tmp_path):
+    # The entry points end to end: a pretrainer exported as a TF Hub encoder, converted back
+    # into a model directory, computes the same logits.
+    model_dir, export_dir, back = (str(tmp_path / name) for name in ("model", "hub", "back"))
+    _write_model_dir(model_dir, heads=True)
+    exported = run_tool("export_saved_model", f"--model_dir={model_dir}",
+                        f"--export_dir={export_dir}", "--head=hub_encoder")
+    assert exported.returncode == 0, exported.stderr
+    converted = run_tool("convert_checkpoint", f"--input={export_dir}/1", f"--output_dir={back}")
+    assert converted.returncode == 0, converted.stderr
+    got, expected = _outputs(load_pretrained(back)), _outputs(load_pretrained(model_dir))
+    for name in expected:
+        np.testing.assert_allclose(got[name], expected[name], atol=1e-5, err_msg=name)
