@@ -125,7 +125,8 @@ def read(path, do_lower_case=None):
     variables = _variables(prefix)
     saved = {name.split("/")[0] for name in variables}
     encoder, heads = weight_map.build_models(
-        config, [group for group in weight_map.HEAD_GROUPS if group in saved])
+        config, [group for group in weight_map.HEAD_GROUPS if group in saved],
+        os.path.join(folder, model_dir_lib.CONFIG_NAME))
     objects = dict(heads)
     head = "pretrainer" if heads else "encoder"
     if info.get("head") in TASK_HEADS and HEAD_BIAS in variables:

@@ -13,6 +13,7 @@ import collections
 
 import numpy as np
 
+from bert_tf.checkpoints import model_size
 from bert_tf.model_dir import CheckpointError
 from bert_tf.models.bert_encoder import BertEncoder
 from bert_tf.models.bert_pretrainer import BertPretrainer
@@ -125,12 +126,25 @@ def model_weights(*layers):
     return weights
 
 
-def build_models(config, heads=()):
+def build_models(config, heads=(), where="config"):
     """A `BertEncoder` for `config` and the pretraining `heads` asked for, by checkpoint key.
+
+    Every reader builds through here, so a config too big for the machine is refused before
+    any weight is allocated.
+
+    Args:
+      config: the `BertConfig`.
+      heads: pretraining heads to build (`masked_lm`, `next_sentence`).
+      where: the file the config came from, for the message of a refused config.
 
     Returns:
       `(encoder, {key: layer})`, the heads keyed as `BertPretrainer.checkpoint_items()`.
+
+    Raises:
+      CheckpointError: weights that would not fit in memory (`model_size`), or a
+        next-sentence head without the masked-LM head.
     """
+    model_size.check_fits_memory(config, heads, where)
     encoder = BertEncoder(config)
     if not heads:
         return encoder, {}

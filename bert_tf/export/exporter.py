@@ -20,6 +20,7 @@ import tensorflow as tf
 from absl import logging
 
 from bert_tf import model_dir as model_dir_lib
+from bert_tf.checkpoints.registry import load_pretrained
 from bert_tf.export import op_audit
 from bert_tf.export.batching import write_batching_parameters
 from bert_tf.export.choice_serving import MultipleChoiceServing
@@ -87,7 +88,10 @@ def build_export_module(model_dir, head, seq_length=None, text_pair=False, paddi
         return PreprocessorModule(vocab_file, lower_case=lower_case,
                                   seq_length=export_seq_length(model_dir, head, seq_length))
     if head == "hub_encoder":
-        return HubEncoderModule(restore_model(model_dir, "encoder").encoder)
+        pretrained = load_pretrained(model_dir)  # the masked-LM head too, where it has one
+        vocab_file, lower_case = model_dir_lib.resolve_lower_case(model_dir)
+        return HubEncoderModule(pretrained.encoder, pretrained.heads.get("masked_lm"),
+                                vocab_file, lower_case)
     restored = restore_model(model_dir, head, dtype=dtype)
     seq_length = export_seq_length(model_dir, head, seq_length)
     if head in _OPTIONAL_PAIR_HEADS:

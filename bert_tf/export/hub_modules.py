@@ -9,13 +9,17 @@ Users of `hub.KerasLayer` / `keras.layers.TFSMLayer` swap these in for TF Hub's
     inputs = preprocess.bert_pack_inputs(tokens, seq_length=64)
     encoder = tf.saved_model.load(encoder_path)
     outputs = encoder(inputs)  # pooled_output, sequence_output, encoder_outputs (list)
+    logits = encoder.mlm(dict(inputs, masked_lm_positions=positions))["mlm_logits"]
     # Keras: keras.layers.TFSMLayer(encoder_path)(keras.layers.TFSMLayer(preprocessor_path)(text))
 """
 
 import types
 
+import keras
 import tensorflow as tf
 
+from bert_tf.checkpoints import weight_map
+from bert_tf.checkpoints.tf_hub import encoder_weights
 from bert_tf.export.serving_module import captured_variables
 from bert_tf.models.bert_encoder import ENCODER_INPUTS
 from bert_tf.tokenization.bert_preprocessor import BertPreprocessor
@@ -28,8 +32,9 @@ _SEGMENT_COUNTS = (1, 2)
 _PACK_SEQ_LENGTHS = (128, 512)
 
 
-def _encoder_input_specs():
-    return {name: tf.TensorSpec([None, None], tf.int32, name=name) for name in ENCODER_INPUTS}
+def _encoder_input_specs(*extra):
+    return {name: tf.TensorSpec([None, None], tf.int32, name=name)
+            for name in ENCODER_INPUTS + extra}
 
 
 class _Tokenize(tf.Module):
@@ -105,6 +110,92 @@ class PreprocessorModule(tf.Module):
                 .get_concrete_function(tf.TensorSpec([None], tf.string, name="text"))}
 
 
+class _ModelGardenWeights:
+    """The encoder's (and masked-LM head's) weights as tf.Variables named and shaped as Model
+    Garden's TF Hub export holds them (`encoder_weights.TABLE`), so TF Hub readers, bert_tf's
+    own included, read the SavedModel like TF Hub's BERTs; `scope(training, heads)` makes the
+    Keras layers compute with them.
+
+    Args:
+      encoder: a `BertEncoder`.
+      masked_lm: its `MaskedLMHead`, or None.
+    """
+
+    def __init__(self, encoder, masked_lm=None):
+        layers = [encoder] + ([masked_lm] if masked_lm is not None else [])
+        weights = weight_map.model_weights(*layers)
+        rules = weight_map.expand(encoder_weights.TABLE, encoder.config.num_hidden_layers,
+                                  ["masked_lm"] if masked_lm is not None else [])
+        tensors = weight_map.export_to(rules, weights)
+        num_heads = encoder.config.num_attention_heads
+        # (weight group, Keras weight, tf.Variable), the groups as `weight_map.expand` has them.
+        self.pairs = [
+            (rule.target.split("/")[0], weights[rule.target], tf.Variable(
+                tf.reshape(tensors[rule.source], encoder_weights.model_garden_shape(
+                    rule.source, tensors[rule.source].shape, num_heads)),
+                name=rule.source, trainable=weights[rule.target].trainable))
+            for rule in rules]
+        # Dropout's seed states: fresh random seeds in training, as Model Garden's stateful
+        # dropout, so the SavedModel holds no variable a TF Hub encoder lacks.
+        self.seeds = [variable for layer in layers for variable in layer.variables
+                      if variable.path not in weights]
+
+    def scope(self, training, heads=()):
+        """A `keras.StatelessScope` reading the encoder's weights (and those of `heads`) from
+        the tf.Variables; a function traced in it captures those variables only."""
+        mapping = [(weight, tf.reshape(variable, weight.shape))
+                   for group, weight, variable in self.pairs
+                   if group not in weight_map.HEAD_GROUPS or group in heads]
+        if training:
+            mapping += [(seed, tf.cast(tf.random.uniform(seed.shape, maxval=2 ** 31 - 1,
+                                                         dtype=tf.int32), seed.dtype))
+                        for seed in self.seeds]
+        return keras.StatelessScope(state_mapping=mapping)
+
+
+def _reusable_attributes(module, functions):
+    """Sets TF Hub's reusable SavedModel attributes: the tf.Variables `functions` read."""
+    module.variables = captured_variables(functions)
+    module.trainable_variables = captured_variables(functions, trainable=True)
+    module.regularization_losses = []
+
+
+class HubMaskedLMModule(tf.Module):
+    """The `.mlm` sub-object of a TF Hub BERT encoder, as Model Garden's `export_tfhub`
+    (`with_mlm`) writes it: `__call__(inputs, training=False)` takes the encoder inputs plus
+    int32 `masked_lm_positions` `[B, P]` and returns the encoder's outputs plus float32
+    `mlm_logits` `[B, P, V]`.
+
+    Example:
+    >>> encoder = tf.saved_model.load(hub_encoder_path)                   # doctest: +SKIP
+    >>> encoder.mlm(dict(inputs, masked_lm_positions=positions))["mlm_logits"]  # doctest: +SKIP
+    """
+
+    variables = trainable_variables = regularization_losses = None
+
+    def __init__(self, encoder, masked_lm, weights):
+        super().__init__(name="mlm")
+        self._keras = types.SimpleNamespace(encoder=encoder, masked_lm=masked_lm,
+                                            weights=weights)
+        _reusable_attributes(self, [
+            self.__call__.get_concrete_function(_encoder_input_specs("masked_lm_positions"),
+                                                training=training)
+            for training in (False, True)])
+
+    @tf.function(autograph=False)
+    def __call__(self, inputs, training=False):
+        keras_layers = self._keras
+        with keras_layers.weights.scope(training, heads=["masked_lm"]):
+            outputs = keras_layers.encoder(
+                {name: inputs[name] for name in ENCODER_INPUTS}, training=training)
+            logits = keras_layers.masked_lm(outputs["sequence_output"],
+                                            inputs["masked_lm_positions"])
+        return {"pooled_output": outputs["pooled_output"],
+                "sequence_output": outputs["sequence_output"],
+                "encoder_outputs": list(outputs["encoder_outputs"]),
+                "mlm_logits": logits}
+
+
 class HubEncoderModule(tf.Module):
     """TF Hub BERT encoder interface (reusable SavedModel) over a `BertEncoder`.
 
@@ -112,26 +203,40 @@ class HubEncoderModule(tf.Module):
     returns `pooled_output`, `sequence_output` and the list `encoder_outputs`; `.serve(inputs)`
     (the default endpoint of `keras.layers.TFSMLayer`) and the `serving_default` signature
     (TF Serving) return the same with the list flattened to `encoder_outputs_0` ...
-    `encoder_outputs_{L-1}`.
+    `encoder_outputs_{L-1}`. As Model Garden's `export_tfhub` writes TF Hub's BERTs, the
+    variables carry its names and shapes, `masked_lm` adds `.mlm` (`HubMaskedLMModule`), and
+    `vocab_file` / `lower_case` become the `vocab_file` asset and `do_lower_case` variable.
+
+    Args:
+      encoder: a `BertEncoder`.
+      masked_lm: its `MaskedLMHead`, or None.
+      vocab_file: the WordPiece vocab, or None.
+      lower_case: the model's casing, or None.
     """
 
     # The reusable SavedModel API that hub.KerasLayer reads: plain attributes, not properties.
     variables = trainable_variables = regularization_losses = None
 
-    def __init__(self, encoder):
+    def __init__(self, encoder, masked_lm=None, vocab_file=None, lower_case=None):
         super().__init__(name="bert_encoder")
-        # Untracked, with its tf.Variables tracked instead (see BertServingModule.__init__).
-        self._keras = types.SimpleNamespace(encoder=encoder)
-        functions = [self.__call__.get_concrete_function(_encoder_input_specs(), training=training)
-                     for training in (False, True)]
-        # The tf.Variables the functions read: TF Hub's reusable SavedModel attributes.
-        self.variables = captured_variables(functions)
-        self.trainable_variables = captured_variables(functions, trainable=True)
-        self.regularization_losses = []
+        weights = _ModelGardenWeights(encoder, masked_lm)
+        # Untracked, with the functions' tf.Variables tracked instead (see
+        # BertServingModule.__init__).
+        self._keras = types.SimpleNamespace(encoder=encoder, weights=weights)
+        _reusable_attributes(self, [
+            self.__call__.get_concrete_function(_encoder_input_specs(), training=training)
+            for training in (False, True)])
+        if masked_lm is not None:
+            self.mlm = HubMaskedLMModule(encoder, masked_lm, weights)
+        if vocab_file is not None:
+            self.vocab_file = tf.saved_model.Asset(vocab_file)
+        if lower_case is not None:
+            self.do_lower_case = tf.Variable(lower_case, trainable=False)
 
     @tf.function(autograph=False)
     def __call__(self, inputs, training=False):
-        outputs = self._keras.encoder(inputs, training=training)
+        with self._keras.weights.scope(training):
+            outputs = self._keras.encoder(inputs, training=training)
         return {"pooled_output": outputs["pooled_output"],
                 "sequence_output": outputs["sequence_output"],
                 "encoder_outputs": list(outputs["encoder_outputs"])}

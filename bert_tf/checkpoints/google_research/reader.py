@@ -110,7 +110,7 @@ def read(path, do_lower_case=None, bert_config_file=None, vocab_file=None):
     config = BertConfig.from_json_file(bert_config_file)
     source = read_tf1_checkpoint(prefix)
     heads = [group for group, name in HEAD_VARIABLES.items() if name in source.shapes]
-    encoder, head_layers = weight_map.build_models(config, heads)
+    encoder, head_layers = weight_map.build_models(config, heads, bert_config_file)
     rules = weight_map.expand(TABLE, config.num_hidden_layers, heads)
     weights = weight_map.model_weights(encoder, *head_layers.values())
     weight_map.assign_from(source, rules, weights, ignored=_IGNORED)

@@ -91,7 +91,7 @@ def read(path, do_lower_case=None):
     if not names.tf:
         _check_tied(source)
 
-    encoder, head_layers = weight_map.build_models(config, heads)
+    encoder, head_layers = weight_map.build_models(config, heads, config_path)
     rules = weight_map.expand(names.table, config.num_hidden_layers, heads)
     weights = weight_map.model_weights(encoder, *head_layers.values())
     if not has_pooler:

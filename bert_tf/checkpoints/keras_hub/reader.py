@@ -96,7 +96,8 @@ def read(path, do_lower_case=None):
     vocab = _vocab(preset)
     lower_case = vocab.choose_lower_case(do_lower_case)
     config = preset.config
-    encoder, _ = weight_map.build_models(config)
+    encoder, _ = weight_map.build_models(
+        config, where=preset.path(preset_lib.CONFIG_FILE))
     heads, layers = {}, [encoder]
     if preset.task == preset_lib.MASKED_LM:
         heads["masked_lm"] = masked_lm_head(encoder)

@@ -99,7 +99,9 @@ def read(path, do_lower_case=None, copy_pooler_dense_to_encoder=False):
         raise FileNotFoundError(f"{folder} has no {model_dir_lib.VOCAB_NAME}: the WordPiece "
                                 "vocabulary is needed to tokenize text.")
     vocab = FolderVocab(load_vocab(vocab_file), vocab_file)  # Model Garden records no casing
-    encoder, heads = read_models(layout, config, prefix, copy_pooler_dense_to_encoder)
+    encoder, heads = read_models(
+        layout, config, prefix, copy_pooler_dense_to_encoder,
+        os.path.join(folder, model_dir_lib.CONFIG_NAME))
     return Pretrained(NAME, os.fspath(path), config, encoder,
                       "pretrainer" if heads else "encoder", vocab,
                       vocab.choose_lower_case(do_lower_case), heads=heads,

@@ -169,12 +169,14 @@ def _pooler_rules(rules, layout, prefix, copy_pooler_dense_to_encoder):
                        .values())
 
 
-def read_models(layout, config, prefix, copy_pooler_dense_to_encoder=False):
+def read_models(layout, config, prefix, copy_pooler_dense_to_encoder=False,
+                config_file=CONFIG_NAME):
     """Our encoder and masked-LM head (where the checkpoint has one), filled from `layout`.
 
     Args:
       copy_pooler_dense_to_encoder: read the pooler from the next-sentence head's
         `pooler_dense` instead of the encoder's (Model Garden's export option of that name).
+      config_file: the file `config` came from, named if it is too big to build.
 
     Returns:
       `(encoder, heads)`, heads keyed as `BertPretrainer.checkpoint_items()`.
@@ -188,7 +190,7 @@ def read_models(layout, config, prefix, copy_pooler_dense_to_encoder=False):
                               "(`embedding_width` unlike `hidden_size`); bert_tf's encoder "
                               "has none.")
     heads = ["masked_lm"] if layout.masked_lm is not None else []
-    encoder, head_layers = weight_map.build_models(config, heads)
+    encoder, head_layers = weight_map.build_models(config, heads, config_file)
     rules, skipped = _pooler_rules(weight_map.expand(TABLE, config.num_hidden_layers, heads),
                                    layout, prefix, copy_pooler_dense_to_encoder)
     source = _source(layout, rules, config, prefix, skipped)

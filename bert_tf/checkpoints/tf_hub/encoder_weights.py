@@ -68,6 +68,17 @@ def _matrix_shape(name, shape):
     return shape
 
 
+def model_garden_shape(name, shape, num_heads):
+    """The inverse of `_matrix_shape`: the shape Model Garden holds variable `name` in, its
+    `[H]` head axis split into `[N, H/N]` (what bert_tf's TF Hub export writes)."""
+    shape = tuple(shape)
+    if (match := _HEADS_LAST.search(name)) and len(shape) == (2 if match[2] == "kernel" else 1):
+        return shape[:-1] + (num_heads, shape[-1] // num_heads)
+    if _HEADS_FIRST.search(name) and len(shape) == 2:
+        return (num_heads, shape[0] // num_heads, shape[1])
+    return shape
+
+
 def table_names(variables):
     """The SavedModel's variable names as `TABLE` spells them, by name: the masked-LM head's
     scope (`bert/cls/predictions/...`) cut to `cls/predictions/...`."""

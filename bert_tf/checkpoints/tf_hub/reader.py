@@ -204,7 +204,7 @@ def read(path, do_lower_case=None, preprocess_dir=None):
     lower_case = vocab.choose_lower_case(do_lower_case)
     config = encoder_weights.infer_config(contents.variables, hidden_act(contents), path)
     heads = ["masked_lm"] if encoder_weights.has_masked_lm(contents.variables) else []
-    encoder, head_layers = weight_map.build_models(config, heads)
+    encoder, head_layers = weight_map.build_models(config, heads, path)
     rules = weight_map.expand(encoder_weights.TABLE, config.num_hidden_layers, heads)
     ignored = [name for name, key in contents.keys.items()
                if key in contents.root_variables.values()]
