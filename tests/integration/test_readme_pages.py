@@ -58,7 +58,8 @@ def _write_tiny_model_dirs():
     from bert_tf.configs import BertConfig
     from bert_tf.model_dir import write_model_dir
     from bert_tf.models import BertClassifier, BertEncoder
-    from tests.export.conftest import LABELS, TINY_VOCAB
+    from tests.fixtures import LABELS
+    from tests.tokenization.reference_data import CASED_VOCAB as TINY_VOCAB
 
     with open(TINY_VOCAB, encoding="utf-8") as f:
         vocab_size = sum(1 for _ in f)

@@ -16,6 +16,8 @@ import pytest
 
 from tests.data.conftest import TRAIN, VOCAB
 
+pytestmark = pytest.mark.beam  # runs the records pipeline on Beam
+
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
 
 # Runs the pipeline in a fresh process and prints that process's peak resident memory (KiB).
@@ -24,7 +26,6 @@ import resource, sys
 from bert_tf.data.records import create_pretraining_data as cpd
 from bert_tf.data.records.record_options import Options
 
-pytestmark = pytest.mark.beam  # runs the records pipeline on Beam
 result = cpd.create_pretraining_data(sys.argv[1], sys.argv[2], Options(vocab_file=sys.argv[3], dupe_factor=2),
                                      num_output_shards=2)
 print("instances", result["instances"], "peak_rss_kib", resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
