@@ -11,7 +11,8 @@ from bert_tf.export.exporter import export_saved_model
 from bert_tf.model_dir import write_model_dir
 from bert_tf.models.bert_encoder import BertEncoder
 from bert_tf.models.bert_pretrainer import BertPretrainer
-from tests.export.conftest import TINY_VOCAB, tiny_config
+from tests.fixtures import tiny_config_for
+from tests.tokenization.reference_data import CASED_VOCAB as TINY_VOCAB
 from tests.tools.conftest import run_tool
 
 pytestmark = pytest.mark.slow
@@ -25,14 +26,14 @@ POSITIONS = np.array([[1, 3], [2, 5]], np.int32)
 def _write_model_dir(model_dir, heads):
     """A random model directory; the masked-LM output bias is made non-zero so that a head
     read back without it would differ."""
-    encoder = BertEncoder(tiny_config())
+    encoder = BertEncoder(tiny_config_for(TINY_VOCAB))
     items = {"encoder": encoder}
     if heads:
         pretrainer = BertPretrainer(encoder)
         bias = pretrainer.masked_lm.output_bias
         bias.assign(np.random.default_rng(0).normal(size=bias.shape).astype(np.float32))
         items = pretrainer.checkpoint_items()
-    write_model_dir(model_dir, tiny_config(), vocab_file=TINY_VOCAB,
+    write_model_dir(model_dir, tiny_config_for(TINY_VOCAB), vocab_file=TINY_VOCAB,
                     info={"head": "pretrainer" if heads else "encoder", "do_lower_case": False},
                     **items)
 
@@ -85,7 +86,7 @@ def test_tf_hub_reader_reads_the_export_back(exported):
 def test_saved_variables_are_model_gardens(exported):
     _, path = exported
     contents = read_saved_model(path)
-    config = tiny_config()
+    config = tiny_config_for(TINY_VOCAB)
     head_size = config.hidden_size // config.num_attention_heads
     assert contents.variables["transformer/layer_0/self_attention/query/kernel"] == (
         config.hidden_size, config.num_attention_heads, head_size)
