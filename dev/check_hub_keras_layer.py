@@ -40,7 +40,9 @@ def write(folder, model_dir):
     inputs = model.preprocessor(tf.constant(SENTENCES))
     outputs = model.encoder(inputs)
     positions = np.array([[1, 2], [1, 3], [2, 4]], np.int32)
-    logits = model({**inputs, "masked_lm_positions": positions})["mlm_logits"]
+    ids = {name: np.asarray(value) for name, value in inputs.items()}
+    logits = model.predict({**ids, "masked_lm_positions": positions}, verbose=0)
+    logits = logits["mlm_logits"] if isinstance(logits, dict) else logits
     np.savez(os.path.join(folder, "bert_tf_outputs.npz"), positions=positions,
              mlm_logits=np.asarray(logits), **{k: np.asarray(inputs[k]) for k in inputs},
              sequence_output=np.asarray(outputs["sequence_output"]),
