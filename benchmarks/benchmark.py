@@ -54,6 +54,7 @@ from benchmarks.mfu import model_flop_utilization  # noqa: E402
 from benchmarks.pretrain_step import pretrain_step_runner, synthetic_batch  # noqa: E402
 from benchmarks.real_sentences import bbc_news_sentences  # noqa: E402
 from benchmarks.serving import HELD_OUT_TEXT, arrival_order_lines, benchmark_serving  # noqa: E402
+from benchmarks.serving_systems import SYSTEMS  # noqa: E402
 from benchmarks.step_profile import profile_step_ops  # noqa: E402
 from benchmarks.timing import interleaved_median_seconds  # noqa: E402
 from benchmarks.tokenize_speed import benchmark_tokenize  # noqa: E402
@@ -104,6 +105,8 @@ flags.DEFINE_string("serving_text_file", HELD_OUT_TEXT, "Serving: real lines, se
 flags.DEFINE_integer("serving_lines", None, "Serving: serve only the first this many lines.")
 flags.DEFINE_multi_integer("serving_batch_size", [32, 128], "Serving: batch sizes to measure "
                            "(batch-1 latency is always measured).")
+flags.DEFINE_multi_enum("serving_system", list(SYSTEMS), list(SYSTEMS), "Serving: the systems "
+                        "to compare (repeat the flag; default all).")
 flags.DEFINE_integer("latency_requests", 200, "Serving: single-line requests per round.")
 flags.DEFINE_string("ref_python", ".venv-ref/bin/python", "Serving: a Python with torch, "
                     "transformers and onnxruntime for those peers (skipped if missing).")
@@ -214,7 +217,7 @@ def _serving():
     return benchmark_serving(FLAGS.model_dir, FLAGS.hf_dir, lines, lengths,
                              batch_sizes=FLAGS.serving_batch_size, repeats=FLAGS.repeats,
                              latency_requests=FLAGS.latency_requests, seq_length=FLAGS.seq_length,
-                             ref_python=ref_python)
+                             ref_python=ref_python, systems=FLAGS.serving_system)
 
 
 def _read_lines(path, limit=8192):
