@@ -190,8 +190,11 @@ def _onnx_graph(hf_dir, work_dir, stage):
     if os.path.exists(path):
         return path
     if stage == "exported":
+        import torch
         from transformers import AutoModel
 
+        # Beside busy TensorFlow workers, torch's default of all cores stalled the export.
+        torch.set_num_threads(1)
         _export_onnx(AutoModel.from_pretrained(hf_dir).eval(), path)
     elif stage == "optimized":
         from onnxruntime.transformers import optimizer
@@ -207,10 +210,13 @@ def _onnx_graph(hf_dir, work_dir, stage):
               file=sys.stderr, flush=True)
         model.save_model_to_file(path)
     elif stage == "int8":
+        from onnx import TensorProto
         from onnxruntime.quantization import QuantType, quantize_dynamic
 
+        # The fused ops' outputs have no inferred type; they are float32 (ORT's own advice).
         quantize_dynamic(_onnx_graph(hf_dir, work_dir, "optimized"), path,
-                         weight_type=QuantType.QInt8)
+                         weight_type=QuantType.QInt8,
+                         extra_options={"DefaultTensorType": TensorProto.FLOAT})
     else:
         raise ValueError(f"Unknown ONNX graph stage {stage!r}.")
     return path
