@@ -15,6 +15,7 @@ False
 """
 
 import glob as glob_lib
+import json
 import os
 
 from bert_tf.errors import UserError
@@ -73,6 +74,27 @@ def open_file(path, mode="r"):
     if "b" in mode:
         return open(path, mode)
     return open(path, mode, encoding="utf-8", newline="")
+
+
+def json_line_object(line, where, error_class, needs=""):
+    """The JSON object on `line`; anything else raises `error_class` naming `where` (file:line).
+
+    One parser for every JSON-lines reader (fine-tuning tables, corpus inference), so each
+    refuses a bad line with the same words. `needs` says what the object must hold.
+
+    Example:
+    >>> json_line_object('{"text": "hi"}', "a.jsonl:1", ValueError)
+    {'text': 'hi'}
+    """
+    try:
+        value = json.loads(line)
+    except json.JSONDecodeError as error:
+        raise error_class(f"{where}: not valid JSON ({error.msg} at column {error.colno})"
+                          ) from None
+    if not isinstance(value, dict):
+        raise error_class(f"{where}: a JSON line must be an object{needs}; it is a "
+                          f"{type(value).__name__}")
+    return value
 
 
 def refuse_existing(path, what="output", flag=None):

@@ -21,7 +21,6 @@ import collections
 import contextlib
 import dataclasses
 import gzip
-import json
 
 from absl import logging
 
@@ -90,8 +89,10 @@ class LineReader:
                     if not json_lines:
                         yield number, line, None
                     elif line.strip():
-                        yield (number, *self._from_record(_json_object(line, path, number),
-                                                           f"{path}:{number}"))
+                        where = f"{path}:{number}"
+                        record = file_io.json_line_object(line, where, InputError,
+                                                          " with the text column")
+                        yield (number, *self._from_record(record, where))
                     else:
                         yield number, "", None
         except (OSError, EOFError, gzip.BadGzipFile) as error:
@@ -146,17 +147,6 @@ class LineReader:
             raise InputError(f"{where}: column {self.id_column!r} holds "
                              f"{type(line_id).__name__}; an id is a string or a number")
         return text, line_id
-
-
-def _json_object(line, path, number):
-    try:
-        record = json.loads(line)
-    except json.JSONDecodeError as error:
-        raise InputError(f"{path}:{number}: not JSON ({error.msg} at column {error.colno})") from None
-    if not isinstance(record, dict):
-        raise InputError(f"{path}:{number}: a JSON line must be an object with the text column; "
-                         f"it is a {type(record).__name__}")
-    return record
 
 
 def _require_columns(names, columns, where):

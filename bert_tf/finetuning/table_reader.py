@@ -9,7 +9,6 @@ quoting, so its columns cannot be recovered.
 """
 
 import csv
-import json
 import os
 
 from bert_tf import file_io
@@ -93,19 +92,8 @@ def read_rows(path, columns=None, fieldnames=None):
 
 
 def _json_rows(path, lines):
-    rows = []
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError as error:
-            raise DataError(f"{path}:{number}: not valid JSON ({error.msg}).") from None
-        if not isinstance(row, dict):
-            raise DataError(f"{path}:{number}: expected a JSON object, found "
-                            f"{type(row).__name__}.")
-        rows.append((number, row))
-    return rows
+    return [(number, file_io.json_line_object(line, f"{path}:{number}", DataError))
+            for number, line in enumerate(lines, start=1) if line.strip()]
 
 
 def _delimited_rows(path, lines, fieldnames):

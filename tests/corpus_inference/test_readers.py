@@ -38,7 +38,7 @@ def test_json_lines_read_the_text_and_id_columns(tmp_path):
 
 @pytest.mark.parametrize("content, message", [
     ('{"text": "a"}\n{"body": "b"}\n', r":2: no column 'text' \(it has: body\)"),
-    ('{"text": "a"\n', r":1: not JSON \(Expecting ',' delimiter at column 13\)"),
+    ('{"text": "a"\n', r":1: not valid JSON \(Expecting ',' delimiter at column 13\)"),
     ('["a"]\n', r":1: a JSON line must be an object .* it is a list"),
     ('{"text": 3}\n', r":1: column 'text' holds int, not text"),
 ])
