@@ -214,10 +214,22 @@ def _serving():
             "mean_tokens": float(np.mean(lengths)),
             "share_at_seq_length": float(np.mean(np.asarray(lengths) >= FLAGS.seq_length)),
             "peers_in": ref_python})
-    return benchmark_serving(FLAGS.model_dir, FLAGS.hf_dir, lines, lengths,
+    _print(_machine())
+    rows = benchmark_serving(FLAGS.model_dir, FLAGS.hf_dir, lines, lengths,
                              batch_sizes=FLAGS.serving_batch_size, repeats=FLAGS.repeats,
                              latency_requests=FLAGS.latency_requests, seq_length=FLAGS.seq_length,
                              ref_python=ref_python, systems=FLAGS.serving_system)
+    return rows + [{"what": "load_after", "load": os.getloadavg()[0]}]
+
+
+def _machine():
+    """CPU model, float32 matmul rate and load: what a latency figure needs beside it."""
+    with open("/proc/cpuinfo", encoding="utf-8") as f:
+        model = next((line.split(":", 1)[1].strip() for line in f if line.startswith("model name")),
+                     "unknown")
+    return {"what": "machine", "cpu": model, "cores": os.cpu_count(),
+            "float32_gflop_per_s": measured_matmul_flops("float32") / 1e9,
+            "load": os.getloadavg()[0]}
 
 
 def _read_lines(path, limit=8192):
