@@ -29,7 +29,9 @@ def test_serving_benchmark_serves_lines_in_order_on_every_system(tiny_model_dir,
     assert result.returncode == 0, result.stderr[-3000:]
     rows = [json.loads(line) for line in result.stdout.splitlines()]
     assert rows[0]["lines"] == len(LINES)
-    by_system = {(row["system"], row.get("batch_size")): row for row in rows[1:]}
+    machine = next(row for row in rows if row.get("what") == "machine")
+    assert machine["cpu"] and machine["float32_gflop_per_s"] > 0 and machine["load"] >= 0
+    by_system = {(row["system"], row.get("batch_size")): row for row in rows if "system" in row}
     packed, padded = by_system[("bert_tf", 3)], by_system[("bert_tf padded", 3)]
     assert packed["lines_per_s"] > 0 and padded["lines_per_s"] > 0
     assert packed["real_share_of_computed"] == 1.0 > padded["real_share_of_computed"]
