@@ -86,8 +86,9 @@ flags.DEFINE_multi_enum("xla", ["off"], ["off", "on"], "XLA jit_compile settings
 flags.DEFINE_multi_integer("steps_per_loop", [1], "Pretrain: steps per compiled loop call.")
 flags.DEFINE_string("records", None, "Pretrain_step: time the first batch of these pretraining "
                     "TFRecords (real padding) instead of a synthetic full-length batch.")
-flags.DEFINE_multi_enum("packed_training", ["false"], ["false", "true"], "Pretrain_step: "
-                        "BertEncoder.packed_training settings to measure (repeat the flag).")
+flags.DEFINE_multi_enum("packed_training", ["false"], ["false", "true"], "Pretrain_step, "
+                        "finetune_peers: BertEncoder.packed_training settings to measure (repeat "
+                        "the flag).")
 flags.DEFINE_bool("profile", False, "Pretrain_step: also trace our step once and print its op "
                   "time per step by model part and op type (benchmarks/step_profile.py).")
 flags.DEFINE_integer("steps_per_repeat", 10, "Pretrain: steps per timed repeat, a multiple of "
@@ -296,7 +297,8 @@ def main(argv):
             raise app.UsageError("--what=finetune_peers needs --model_dir.")
         for row in benchmark_finetune_peers(
                 FLAGS.model_dir, FLAGS.finetune_task, FLAGS.seed, FLAGS.ref_python,
-                FLAGS.hf_dir, FLAGS.finetune_train_examples, FLAGS.finetune_dev_examples):
+                FLAGS.hf_dir, FLAGS.finetune_train_examples, FLAGS.finetune_dev_examples,
+                packed_training=[value == "true" for value in FLAGS.packed_training]):
             _print(row)
     elif FLAGS.what == "corpus":
         if not FLAGS.model_dir:
