@@ -16,6 +16,9 @@
   python benchmarks/benchmark.py --what=serving --model_dir=/tmp/minilm --hf_dir=<HF folder> \
       --ref_python=.venv-ref/bin/python
   python benchmarks/benchmark.py --what=corpus --model_dir=/tmp/minilm --batch_size=128 --num_sentences=2048
+  python benchmarks/benchmark.py --what=finetune_peers --model_dir=/tmp/minilm --hf_dir=<HF folder> \
+      --ref_python=.venv-ref/bin/python --finetune_task=sentences --finetune_task=ner \
+      --seed=0 --seed=1 --seed=2
 
 Prints one JSON row per measurement. Peers (keras-hub, Hugging Face `tokenizers`) run in the
 same process where installed (`pip install -e '.[bench]'`), so ratios compare like with like
@@ -47,6 +50,7 @@ from benchmarks.data import (benchmark_create_pretraining_data, benchmark_dynami
 from benchmarks.encoder_inference import benchmark_encoder_inference  # noqa: E402
 from benchmarks.export import benchmark_export  # noqa: E402
 from benchmarks.finetune import benchmark_finetune  # noqa: E402
+from benchmarks.finetune_peers import TASKS, benchmark_finetune_peers  # noqa: E402
 from benchmarks.fit_strings import benchmark_fit_strings  # noqa: E402
 from benchmarks.flops import pretraining_flops  # noqa: E402
 from benchmarks.keras_hub_masked_lm import keras_hub_masked_lm_runner  # noqa: E402
@@ -68,7 +72,8 @@ KERAS_HUB_PEER = "keras_hub_BertMaskedLM.fit"
 
 FLAGS = flags.FLAGS
 flags.DEFINE_enum("what", "encoder", ["encoder", "pretrain_step", "tokenize", "data", "text_pipeline",
-                                     "export", "pretrain_quality", "finetune", "fit_strings", "serving", "corpus"],
+                                     "export", "pretrain_quality", "finetune", "fit_strings", "serving", "corpus",
+                                     "finetune_peers"],
                   "Which hot path to measure.")
 flags.DEFINE_string("bert_config_file", "official_configs/bert_config_base.json",
                     "Model shape (bert_config.json) for encoder/pretrain_step.")
@@ -81,8 +86,9 @@ flags.DEFINE_multi_enum("xla", ["off"], ["off", "on"], "XLA jit_compile settings
 flags.DEFINE_multi_integer("steps_per_loop", [1], "Pretrain: steps per compiled loop call.")
 flags.DEFINE_string("records", None, "Pretrain_step: time the first batch of these pretraining "
                     "TFRecords (real padding) instead of a synthetic full-length batch.")
-flags.DEFINE_multi_enum("packed_training", ["false"], ["false", "true"], "Pretrain_step: "
-                        "BertEncoder.packed_training settings to measure (repeat the flag).")
+flags.DEFINE_multi_enum("packed_training", ["false"], ["false", "true"], "Pretrain_step, "
+                        "finetune_peers: BertEncoder.packed_training settings to measure (repeat "
+                        "the flag).")
 flags.DEFINE_bool("profile", False, "Pretrain_step: also trace our step once and print its op "
                   "time per step by model part and op type (benchmarks/step_profile.py).")
 flags.DEFINE_integer("steps_per_repeat", 10, "Pretrain: steps per timed repeat, a multiple of "
@@ -98,8 +104,9 @@ flags.DEFINE_string("model_dir", None, "Export/finetune/serving: the model direc
                     "converted MiniLM).")
 flags.DEFINE_integer("num_sentences", 4096, "Finetune/fit_strings: BBC News sentences to use; "
                      "corpus: held-out lines.")
-flags.DEFINE_string("hf_dir", None, "Serving: the Hugging Face folder --model_dir was converted "
-                    "from (the PyTorch and ONNX Runtime peers read it).")
+flags.DEFINE_string("hf_dir", None, "Serving, finetune_peers: the Hugging Face folder --model_dir "
+                    "was converted from (the PyTorch and ONNX Runtime peers read it; finetune_peers "
+                    "writes one from --model_dir without it).")
 flags.DEFINE_string("serving_text_file", HELD_OUT_TEXT, "Serving: real lines, served in file "
                     "order (default: the shipped KJV held-out text).")
 flags.DEFINE_integer("serving_lines", None, "Serving: serve only the first this many lines.")
@@ -108,8 +115,15 @@ flags.DEFINE_multi_integer("serving_batch_size", [32, 128], "Serving: batch size
 flags.DEFINE_multi_enum("serving_system", list(SYSTEMS), list(SYSTEMS), "Serving: the systems "
                         "to compare (repeat the flag; default all).")
 flags.DEFINE_integer("latency_requests", 200, "Serving: single-line requests per round.")
-flags.DEFINE_string("ref_python", ".venv-ref/bin/python", "Serving: a Python with torch, "
-                    "transformers and onnxruntime for those peers (skipped if missing).")
+flags.DEFINE_string("ref_python", ".venv-ref/bin/python", "Serving, finetune_peers: a Python "
+                    "with torch, transformers and onnxruntime for those peers (a row says why "
+                    "one is missing).")
+flags.DEFINE_multi_enum("finetune_task", list(TASKS), list(TASKS), "Finetune_peers: the tasks "
+                        "(BBC News sentences, WNUT-16 NER; repeat the flag).")
+flags.DEFINE_integer("finetune_train_examples", None, "Finetune_peers: training examples of each "
+                     "task (default 3,200 sentences, all NER tweets of the split).")
+flags.DEFINE_integer("finetune_dev_examples", None, "Finetune_peers: dev examples of each task "
+                     "(default 1,600 sentences, all NER tweets of the split).")
 flags.DEFINE_string("google_research_dir", None, "Data: a checkout of github.com/google-research/bert, whose "
                     "create_pretraining_data.py runs as the peer (row skipped without it).")
 flags.DEFINE_integer("data_copies", 1, "Data: repeat --text_file this many times (amortises each Beam "
@@ -118,7 +132,8 @@ flags.DEFINE_multi_integer("real_tokens_seq_length", [128, 512], "Data: --max_se
                            "whose real-token share (not padding) is measured, on the shipped corpus and "
                            "BBC News (repeat the flag).")
 flags.DEFINE_integer("num_steps", 1000, "Pretrain_quality: training steps of each run.")
-flags.DEFINE_multi_integer("seed", [1, 2, 3], "Pretrain_quality: seeds (repeat the flag).")
+flags.DEFINE_multi_integer("seed", [1, 2, 3], "Pretrain_quality, finetune_peers: seeds (repeat "
+                           "the flag).")
 flags.DEFINE_string("work_dir", "/tmp/bert_tf_pretrain_quality", "Pretrain_quality: records and runs.")
 
 
@@ -288,6 +303,14 @@ def main(argv):
         else:
             rows = _serving()
         for row in rows:
+            _print(row)
+    elif FLAGS.what == "finetune_peers":
+        if not FLAGS.model_dir:
+            raise app.UsageError("--what=finetune_peers needs --model_dir.")
+        for row in benchmark_finetune_peers(
+                FLAGS.model_dir, FLAGS.finetune_task, FLAGS.seed, FLAGS.ref_python,
+                FLAGS.hf_dir, FLAGS.finetune_train_examples, FLAGS.finetune_dev_examples,
+                packed_training=[value == "true" for value in FLAGS.packed_training]):
             _print(row)
     elif FLAGS.what == "corpus":
         if not FLAGS.model_dir:
