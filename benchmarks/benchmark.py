@@ -50,7 +50,7 @@ from benchmarks.data import (benchmark_create_pretraining_data, benchmark_dynami
 from benchmarks.encoder_inference import benchmark_encoder_inference  # noqa: E402
 from benchmarks.export import benchmark_export  # noqa: E402
 from benchmarks.finetune import benchmark_finetune  # noqa: E402
-from benchmarks.finetune_peers import TASKS, benchmark_finetune_peers  # noqa: E402
+from benchmarks.finetune_peers import TASKS, benchmark_finetune_peers, cpu_model  # noqa: E402
 from benchmarks.fit_strings import benchmark_fit_strings  # noqa: E402
 from benchmarks.flops import pretraining_flops  # noqa: E402
 from benchmarks.keras_hub_masked_lm import keras_hub_masked_lm_runner  # noqa: E402
@@ -239,10 +239,7 @@ def _serving():
 
 def _machine():
     """CPU model, float32 matmul rate and load: what a latency figure needs beside it."""
-    with open("/proc/cpuinfo", encoding="utf-8") as f:
-        model = next((line.split(":", 1)[1].strip() for line in f if line.startswith("model name")),
-                     "unknown")
-    return {"what": "machine", "cpu": model, "cores": os.cpu_count(),
+    return {"what": "machine", "cpu": cpu_model() or "unknown", "cores": os.cpu_count(),
             "float32_gflop_per_s": measured_matmul_flops("float32") / 1e9,
             "load": os.getloadavg()[0]}
 
