@@ -20,6 +20,8 @@ PyTorch venv (`.venv-ref`, no TensorFlow) as well as in bert_tf's:
   graph quantized by `quantize_dynamic` (int8 weights, as ORT's BERT guide does it); fast
   tokenizer, padding to the longest. (An earlier graph written by hand ran 2.1x slower than
   the export at batch 1: 13.9 against 6.6 ms, benchmarks/README.md; it is gone.)
+The same ONNX pipeline exports a fine-tuned classifier (`onnx_graph(head="classifier")`), whose
+accuracy `benchmarks/serving_tflite.py` scores beside the TFLite int8 one.
 """
 
 import os
@@ -30,6 +32,11 @@ SYSTEMS = ("bert_tf", "bert_tf bfloat16", "bert_tf padded", "bert_tf tflite",
            "onnxruntime int8")
 TF_SYSTEMS = ("bert_tf", "bert_tf bfloat16", "bert_tf padded", "bert_tf tflite",
               "bert_tf tflite int8", "keras_hub")
+ONNX_INPUTS = ("input_ids", "attention_mask", "token_type_ids")
+# Per head of `onnx_graph`: the transformers class that loads the Hugging Face folder, the
+# output the graph returns, and that output's dynamic axes.
+ONNX_HEADS = {"encoder": ("AutoModel", "last_hidden_state", {0: "batch", 1: "sequence"}),
+              "classifier": ("AutoModelForSequenceClassification", "logits", {0: "batch"})}
 
 
 def build_system(name, model_dir, hf_dir, seq_length, work_dir, threads):
@@ -53,8 +60,10 @@ def build_system(name, model_dir, hf_dir, seq_length, work_dir, threads):
     if name == "hf_torch":
         return _hf_torch(hf_dir, seq_length, threads)
     if name.startswith("onnxruntime"):
-        return _onnxruntime(hf_dir, seq_length, threads, work_dir,
-                            stage=name.removeprefix("onnxruntime").strip() or "exported")
+        stage = name.removeprefix("onnxruntime").strip() or "exported"
+        run = onnxruntime_runner(onnx_graph(hf_dir, work_dir, stage), hf_dir, seq_length,
+                                 threads)
+        return lambda texts: run(texts)[:, 0]
     raise ValueError(f"Unknown serving system {name!r}; choose from {SYSTEMS}.")
 
 
@@ -163,45 +172,55 @@ def _hf_torch(hf_dir, seq_length, threads):
     return serve
 
 
-def _onnxruntime(hf_dir, seq_length, threads, work_dir, stage):
-    """ONNX Runtime on the `stage` ("exported", "optimized", "int8") graph of `hf_dir`."""
+def onnxruntime_runner(path, hf_dir, seq_length, threads):
+    """`run(texts)`: the first output of the ONNX graph at `path` under ONNX Runtime on
+    `threads` threads, the texts tokenized by `hf_dir`'s fast tokenizer (padded to the longest,
+    truncated at `seq_length`)."""
     import onnxruntime
 
-    path = _onnx_graph(hf_dir, work_dir, stage)
     options = onnxruntime.SessionOptions()
     options.intra_op_num_threads = threads
     options.inter_op_num_threads = 1
     session = onnxruntime.InferenceSession(path, options, providers=["CPUExecutionProvider"])
     tokenize = _hf_tokenizer(hf_dir, seq_length)
 
-    def serve(texts):
+    def run(texts):
         inputs = tokenize(texts, "np")
-        feed = {name: inputs[name].astype("int64")
-                for name in ("input_ids", "attention_mask", "token_type_ids")}
-        return session.run(None, feed)[0][:, 0]
-    return serve
+        feed = {name: inputs[name].astype("int64") for name in ONNX_INPUTS}
+        return session.run(None, feed)[0]
+    return run
 
 
-def _onnx_graph(hf_dir, work_dir, stage):
-    """The path of the `stage` graph under `work_dir`, made (and its earlier stages) if missing."""
+def onnx_graph(hf_dir, work_dir, stage, head="encoder"):
+    """The path of `head`'s `stage` graph under `work_dir`, made (and its earlier stages) if
+    missing.
+
+    Args:
+      head: a key of `ONNX_HEADS`: "encoder" (transformers' `BertModel`, last hidden state) or
+        "classifier" (`BertForSequenceClassification`, logits).
+      stage: "exported" (`torch.onnx.export`), "optimized" (onnxruntime's transformer
+        optimizer) or "int8" (that optimized graph after `quantize_dynamic`).
+    """
     import json
 
-    path = os.path.join(work_dir, f"model_{stage}.onnx")
+    path = os.path.join(work_dir, f"{head}_{stage}.onnx")
     if os.path.exists(path):
         return path
     if stage == "exported":
         import torch
-        from transformers import AutoModel
+        import transformers
 
         # Beside busy TensorFlow workers, torch's default of all cores stalled the export.
         torch.set_num_threads(1)
-        _export_onnx(AutoModel.from_pretrained(hf_dir).eval(), path)
+        auto_class, output, output_axes = ONNX_HEADS[head]
+        model = getattr(transformers, auto_class).from_pretrained(hf_dir).eval()
+        _export_onnx(model, path, output, output_axes)
     elif stage == "optimized":
         from onnxruntime.transformers import optimizer
 
         with open(os.path.join(hf_dir, "config.json"), encoding="utf-8") as f:
             config = json.load(f)
-        model = optimizer.optimize_model(_onnx_graph(hf_dir, work_dir, "exported"),
+        model = optimizer.optimize_model(onnx_graph(hf_dir, work_dir, "exported", head),
                                          model_type="bert",
                                          num_heads=config["num_attention_heads"],
                                          hidden_size=config["hidden_size"])
@@ -214,7 +233,7 @@ def _onnx_graph(hf_dir, work_dir, stage):
         from onnxruntime.quantization import QuantType, quantize_dynamic
 
         # The fused ops' outputs have no inferred type; they are float32 (ORT's own advice).
-        quantize_dynamic(_onnx_graph(hf_dir, work_dir, "optimized"), path,
+        quantize_dynamic(onnx_graph(hf_dir, work_dir, "optimized", head), path,
                          weight_type=QuantType.QInt8,
                          extra_options={"DefaultTensorType": TensorProto.FLOAT})
     else:
@@ -222,22 +241,23 @@ def _onnx_graph(hf_dir, work_dir, stage):
     return path
 
 
-def _export_onnx(model, path):
+def _export_onnx(model, path, output, output_axes):
+    """`torch.onnx.export` (TorchScript, as users export) of `model`'s `output` with dynamic
+    batch and sequence axes on the inputs and `output_axes` on the output."""
     import torch
 
-    class LastHiddenState(torch.nn.Module):
+    class Output(torch.nn.Module):
         def __init__(self, model):
             super().__init__()
             self.model = model
 
         def forward(self, input_ids, attention_mask, token_type_ids):
-            return self.model(input_ids=input_ids, attention_mask=attention_mask,
-                              token_type_ids=token_type_ids).last_hidden_state
+            return getattr(self.model(input_ids=input_ids, attention_mask=attention_mask,
+                                      token_type_ids=token_type_ids), output)
 
     example = torch.ones([2, 8], dtype=torch.int64)
     dynamic = {0: "batch", 1: "sequence"}
-    torch.onnx.export(LastHiddenState(model), (example, example, example), path, dynamo=False,
-                      input_names=["input_ids", "attention_mask", "token_type_ids"],
-                      output_names=["last_hidden_state"],
-                      dynamic_axes={"input_ids": dynamic, "attention_mask": dynamic,
-                                    "token_type_ids": dynamic, "last_hidden_state": dynamic})
+    torch.onnx.export(Output(model), (example, example, example), path, dynamo=False,
+                      input_names=list(ONNX_INPUTS), output_names=[output],
+                      dynamic_axes={**{name: dynamic for name in ONNX_INPUTS},
+                                    output: output_axes})
