@@ -1,26 +1,47 @@
-"""A fine-tuned MiniLM classifier keeps its accuracy as int8 TFLite and as a bfloat16 SavedModel.
+"""A fine-tuned MiniLM classifier keeps its accuracy as int8 TFLite and as a bfloat16 SavedModel,
+and ONNX Runtime's float32 and int8 graphs of it (the peer, in `.venv-ref`) are scored beside.
 
 BBC News sentences (5 topics), the real MiniLM, one short epoch; the full-size run is
 `benchmarks/serving_tflite.py` (2,048 / 1,000 sentences: docs/lab/2026-12-05-serving.md).
 """
 
+import os
+
 import pytest
 
 from benchmarks.real_sentences import bbc_news_sentences
-from benchmarks.serving_tflite import export_rows, fine_tune_classifier
+from benchmarks.serving_tflite import REF_PYTHON, export_rows, fine_tune_classifier
 
 pytestmark = pytest.mark.slow
 
 TRAIN, HELD_OUT = 640, 500
+ORT_SYSTEMS = ("saved_model float32", "onnxruntime optimized", "onnxruntime int8")
 
 
-def test_int8_tflite_and_bfloat16_keep_the_fine_tuned_accuracy(minilm_model_dir, tmp_path):
-    sentences, labels, names = bbc_news_sentences(TRAIN + HELD_OUT)
-    classifier_dir = fine_tune_classifier(minilm_model_dir, str(tmp_path / "classifier"),
-                                          sentences[:TRAIN], labels[:TRAIN], names)
-    rows = {row["system"]: row for row in export_rows(
-        classifier_dir, sentences[TRAIN:], labels[TRAIN:], str(tmp_path / "exports"),
-        systems=("saved_model float32", "saved_model bfloat16", "tflite dynamic_int8"))}
+@pytest.fixture(scope="module")
+def split():
+    """(sentences, labels, label names) of the train and held-out sentences."""
+    return bbc_news_sentences(TRAIN + HELD_OUT)
+
+
+@pytest.fixture(scope="module")
+def classifier_dir(minilm_model_dir, split, tmp_path_factory):
+    """MiniLM fine-tuned on the first `TRAIN` sentences (once for the module)."""
+    sentences, labels, names = split
+    return fine_tune_classifier(minilm_model_dir, str(tmp_path_factory.mktemp("classifier")),
+                                sentences[:TRAIN], labels[:TRAIN], names)
+
+
+def _rows(classifier_dir, split, work_dir, systems, **options):
+    sentences, labels, _ = split
+    return {row["system"]: row for row in export_rows(
+        classifier_dir, sentences[TRAIN:], labels[TRAIN:], str(work_dir), systems=systems,
+        **options)}
+
+
+def test_int8_tflite_and_bfloat16_keep_the_fine_tuned_accuracy(classifier_dir, split, tmp_path):
+    rows = _rows(classifier_dir, split, tmp_path,
+                 ("saved_model float32", "saved_model bfloat16", "tflite dynamic_int8"))
     float32 = rows["saved_model float32"]["accuracy"]
     assert float32 > 0.5, rows  # it learned (chance: 0.2)
     int8, bfloat16 = rows["tflite dynamic_int8"], rows["saved_model bfloat16"]
@@ -28,3 +49,28 @@ def test_int8_tflite_and_bfloat16_keep_the_fine_tuned_accuracy(minilm_model_dir,
     assert int8["megabytes"] < 0.3 * rows["saved_model float32"]["megabytes"]
     assert bfloat16["max_abs_logit_diff"] <= 2e-2, rows
     assert bfloat16["agreement"] >= 0.995, rows
+
+
+@pytest.mark.subprocess
+@pytest.mark.skipif(not os.path.exists(REF_PYTHON),
+                    reason="needs the dev-only reference venv .venv-ref (PyTorch, transformers, "
+                           "onnxruntime)")
+def test_onnxruntime_rows_score_the_same_classifier_exported_from_pytorch(
+        classifier_dir, split, tmp_path):
+    rows = _rows(classifier_dir, split, tmp_path, ORT_SYSTEMS)
+    optimized, int8 = rows["onnxruntime optimized"], rows["onnxruntime int8"]
+    # The same weights and tokens through PyTorch's export and ORT's fusions: float32 rounding.
+    assert optimized["max_abs_logit_diff"] <= 1e-3, rows
+    assert optimized["accuracy"] == rows["saved_model float32"]["accuracy"], rows
+    assert 0 <= int8["accuracy"] <= 1 and int8["agreement"] >= 0.9, rows
+    assert int8["megabytes"] < 0.3 * optimized["megabytes"], rows
+
+
+def test_onnxruntime_rows_say_why_without_the_peer_and_the_others_still_score(
+        classifier_dir, split, tmp_path):
+    rows = _rows(classifier_dir, split, tmp_path, ORT_SYSTEMS,
+                 ref_python=str(tmp_path / "no_python"))
+    assert rows["saved_model float32"]["agreement"] == 1.0
+    for name in ORT_SYSTEMS[1:]:
+        assert rows[name] == {"system": name, "error": rows[name]["error"]}
+        assert "no_python does not exist" in rows[name]["error"], rows
