@@ -8,6 +8,7 @@ import math
 import keras
 import tensorflow as tf
 
+from bert_tf.layers.dense import Dense
 from bert_tf.layers.dropout import Dropout
 from bert_tf.layers.initializers import truncated_normal
 from bert_tf.layers.packing import gather_positions
@@ -90,7 +91,7 @@ class MultiHeadSelfAttention(keras.layers.Layer):
         self.causal = causal
         self.initializer_range = initializer_range
         hidden_size = num_heads * head_size
-        dense = lambda name: keras.layers.Dense(
+        dense = lambda name: Dense(
             hidden_size, kernel_initializer=truncated_normal(initializer_range), name=name)
         self.query = dense("query")
         self.key = dense("key")

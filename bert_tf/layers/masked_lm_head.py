@@ -4,6 +4,7 @@ import keras
 import tensorflow as tf
 
 from bert_tf.layers.activations import get_activation
+from bert_tf.layers.dense import Dense
 from bert_tf.layers.initializers import truncated_normal
 
 
@@ -35,7 +36,7 @@ class MaskedLMHead(keras.layers.Layer):
         self.hidden_act = hidden_act
         self.layer_norm_eps = layer_norm_eps
         self.initializer_range = initializer_range
-        self.transform = keras.layers.Dense(
+        self.transform = Dense(
             embedding_layer.output_dim, activation=get_activation(hidden_act),
             kernel_initializer=truncated_normal(initializer_range), name="transform")
         self.layer_norm = keras.layers.LayerNormalization(

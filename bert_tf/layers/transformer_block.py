@@ -5,6 +5,7 @@ import tensorflow as tf
 
 from bert_tf.layers.activations import get_activation
 from bert_tf.layers.attention import MultiHeadSelfAttention
+from bert_tf.layers.dense import Dense
 from bert_tf.layers.dropout import Dropout
 from bert_tf.layers.initializers import truncated_normal
 from bert_tf.layers.packing import gather_positions
@@ -58,10 +59,10 @@ class TransformerBlock(keras.layers.Layer):
         self.attention_dropout = Dropout(hidden_dropout_prob)
         self.attention_layer_norm = keras.layers.LayerNormalization(
             epsilon=layer_norm_eps, dtype="float32", name="attention_layer_norm")
-        self.intermediate = keras.layers.Dense(
+        self.intermediate = Dense(
             intermediate_size, activation=get_activation(hidden_act),
             kernel_initializer=initializer, name="intermediate")
-        self.output_dense = keras.layers.Dense(
+        self.output_dense = Dense(
             hidden_size, kernel_initializer=initializer, name="output")
         self.output_dropout = Dropout(hidden_dropout_prob)
         self.output_layer_norm = keras.layers.LayerNormalization(

@@ -7,6 +7,7 @@ import tensorflow as tf
 
 from bert_tf.configs import BertConfig
 from bert_tf.layers.attention import block_diagonal_mask
+from bert_tf.layers.dense import Dense
 from bert_tf.layers.embeddings import BertEmbeddings
 from bert_tf.layers.initializers import truncated_normal
 from bert_tf.layers.packing import TokenPacking
@@ -208,7 +209,7 @@ class BertEncoder(keras.Model):
                 )
                 for index in range(config.num_hidden_layers)
             ]
-        pooler = keras.layers.Dense(
+        pooler = Dense(
             config.hidden_size, activation="tanh",
             kernel_initializer=truncated_normal(config.initializer_range), name="pooler")
 

@@ -2,6 +2,7 @@
 
 import keras
 
+from bert_tf.layers.dense import Dense
 from bert_tf.layers.initializers import head_normal
 from bert_tf.models.bert_encoder import encoder_inputs
 from bert_tf.models.task_model import BertTaskModel, call_encoder, check_encoder
@@ -24,7 +25,7 @@ class BertSpanLabeler(BertTaskModel):
 
     def __init__(self, encoder, **kwargs):
         check_encoder(encoder)
-        head = keras.layers.Dense(
+        head = Dense(
             2, kernel_initializer=head_normal(encoder.config.initializer_range),
             dtype="float32", name="span_logits")
         inputs = encoder_inputs()

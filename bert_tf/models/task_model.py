@@ -2,6 +2,7 @@
 
 import keras
 
+from bert_tf.layers.dense import Dense
 from bert_tf.layers.dropout import Dropout
 from bert_tf.layers.initializers import head_normal
 from bert_tf.models.bert_encoder import ENCODER_INPUTS, BertEncoder
@@ -17,7 +18,7 @@ def dropout_and_dense(encoder, units, dropout_rate, name):
     """A fine-tuning head: dropout (default: the encoder's `hidden_dropout_prob`, as in the
     paper) then a float32 dense layer initialized as Hugging Face's heads (`head_normal`)."""
     rate = encoder.config.hidden_dropout_prob if dropout_rate is None else dropout_rate
-    dense = keras.layers.Dense(
+    dense = Dense(
         units, kernel_initializer=head_normal(encoder.config.initializer_range),
         dtype="float32", name=name)
     return Dropout(rate), dense
