@@ -34,7 +34,6 @@ import json
 import math
 import os
 import statistics
-import subprocess
 import tempfile
 import time
 
@@ -43,6 +42,7 @@ import numpy as np
 import tensorflow as tf
 
 from benchmarks import REPO_ROOT
+from benchmarks.peer_process import PeerError, peer_json_rows
 from benchmarks.real_sentences import bbc_news_sentences
 from bert_tf.checkpoints import export_huggingface_checkpoint
 from bert_tf.finetuning import conll
@@ -218,13 +218,9 @@ def _write_json(path, value):
 
 def run_peer(ref_python, hf_dir, task, split, seed, work_dir):
     """The peer's epoch rows, or one `{"error": why}` row (no such Python, or it failed)."""
-    ref_python = os.path.abspath(ref_python)
-    if not os.path.exists(ref_python):
-        return [{"error": f"no peer: --ref_python {ref_python} does not exist (a Python with "
-                          "torch and transformers, e.g. .venv-ref/bin/python)"}]
     recipe = RECIPES[task]
-    command = [
-        ref_python, PEER_SCRIPT, f"--task={task}", f"--hf_dir={hf_dir}",
+    arguments = [
+        f"--task={task}", f"--hf_dir={hf_dir}",
         f"--train_file={_write_json(os.path.join(work_dir, f'{task}_train.json'), split.train)}",
         f"--dev_file={_write_json(os.path.join(work_dir, f'{task}_dev.json'), split.dev)}",
         f"--label_names={json.dumps(split.label_names)}", f"--seed={seed}",
@@ -232,11 +228,11 @@ def run_peer(ref_python, hf_dir, task, split, seed, work_dir):
         f"--learning_rate={recipe.learning_rate}", f"--weight_decay={WEIGHT_DECAY}",
         f"--warmup_proportion={recipe.warmup_proportion}", f"--clip_norm={CLIP_NORM}",
         f"--max_length={recipe.max_length}", f"--threads={THREADS}"]
-    result = subprocess.run(command, cwd=REPO_ROOT, capture_output=True, text=True)
-    if result.returncode != 0:
-        last = (result.stderr.strip().splitlines() or ["no output"])[-1]
-        return [{"error": f"peer failed (exit {result.returncode}): {last}"}]
-    return [json.loads(line) for line in result.stdout.splitlines() if line.startswith("{")]
+    try:
+        return peer_json_rows(os.path.abspath(ref_python), PEER_SCRIPT, arguments, "peer",
+                              "torch and transformers")
+    except PeerError as error:
+        return [{"error": str(error)}]
 
 
 def _side_summary(rows, epochs):

@@ -22,7 +22,6 @@ rows carry an "error" saying why). They have no latency: batch 1 against ONNX Ru
 
 import json
 import os
-import subprocess
 import sys
 import tempfile
 import time
@@ -34,6 +33,9 @@ if sys.path and os.path.abspath(sys.path[0] or ".") == _HERE:
 import numpy as np  # noqa: E402
 
 from benchmarks import REPO_ROOT  # noqa: E402
+from benchmarks.export import directory_bytes  # noqa: E402
+from benchmarks.peer_process import (  # noqa: E402
+    PeerError, peer_json_rows, require_peer_python)
 
 # The ONNX Runtime systems, by the `serving_systems.onnx_graph` stage each scores.
 ORT_STAGES = {"onnxruntime optimized": "optimized", "onnxruntime int8": "int8"}
@@ -41,10 +43,6 @@ SYSTEMS = ("saved_model float32", "saved_model bfloat16", "tflite none", "tflite
            *ORT_STAGES)
 REF_PYTHON = os.path.join(REPO_ROOT, ".venv-ref", "bin", "python")
 ORT_SCRIPT = os.path.join(REPO_ROOT, "benchmarks", "ort_classifier.py")
-
-
-class PeerError(RuntimeError):
-    """The ONNX Runtime peer did not run; the message says why in one line."""
 
 
 def fine_tune_classifier(model_dir, output_dir, texts, labels, label_names, seq_length=64,
@@ -108,37 +106,22 @@ def onnxruntime_logits(classifier_dir, texts, work_dir, systems, ref_python, num
     from bert_tf.checkpoints import export_huggingface_checkpoint
     from bert_tf.export.exporter import export_seq_length
 
-    if not ref_python or not os.path.exists(ref_python):
-        raise PeerError(f"no ONNX Runtime peer: --ref_python {ref_python} does not exist (a "
-                        "Python with torch, transformers and onnxruntime, e.g. "
-                        ".venv-ref/bin/python)")
+    peer, needs = "ONNX Runtime peer", "torch, transformers and onnxruntime"
+    require_peer_python(ref_python, peer, needs)  # before the Hugging Face folder is written
     hf_dir = os.path.join(work_dir, "hf")
     export_huggingface_checkpoint(classifier_dir, hf_dir)
     texts_file = os.path.join(work_dir, "texts.json")
     with open(texts_file, "w", encoding="utf-8") as f:
         json.dump(list(texts), f)
-    command = [ref_python, ORT_SCRIPT, f"--hf_dir={hf_dir}", f"--texts_file={texts_file}",
-               f"--work_dir={os.path.join(work_dir, 'onnx')}",
-               f"--seq_length={export_seq_length(classifier_dir, 'classifier')}",
-               f"--threads={num_threads}", f"--batch_size={batch_size}",
-               *(f"--stage={ORT_STAGES[name]}" for name in systems)]
-    result = subprocess.run(command, cwd=REPO_ROOT, capture_output=True, text=True,
-                            env=dict(os.environ, PYTHONPATH=REPO_ROOT))
-    if result.returncode != 0:
-        last = (result.stderr.strip().splitlines() or ["no output"])[-1]
-        raise PeerError(f"ONNX Runtime peer failed (exit {result.returncode}): {last}")
-    stages = {row["stage"]: row for row in (json.loads(line) for line in
-                                            result.stdout.splitlines() if line.startswith("{"))}
+    arguments = [f"--hf_dir={hf_dir}", f"--texts_file={texts_file}",
+                 f"--work_dir={os.path.join(work_dir, 'onnx')}",
+                 f"--seq_length={export_seq_length(classifier_dir, 'classifier')}",
+                 f"--threads={num_threads}", f"--batch_size={batch_size}",
+                 *(f"--stage={ORT_STAGES[name]}" for name in systems)]
+    rows = peer_json_rows(ref_python, ORT_SCRIPT, arguments, peer, needs)
+    stages = {row["stage"]: row for row in rows}
     return {name: (stages[ORT_STAGES[name]]["graph"],
                    np.load(stages[ORT_STAGES[name]]["logits"])) for name in systems}
-
-
-def _megabytes(path):
-    """Size of a file, or of every file under a folder, in MB."""
-    if not os.path.isdir(path):
-        return os.path.getsize(path) / 1e6
-    return sum(os.path.getsize(os.path.join(root, f))
-               for root, _, files in os.walk(path) for f in files) / 1e6
 
 
 def _score_row(name, path, logits, reference, labels):
@@ -147,7 +130,8 @@ def _score_row(name, path, logits, reference, labels):
             "accuracy": float(np.mean(logits.argmax(-1) == labels)),
             "agreement": float(np.mean(logits.argmax(-1) == reference.argmax(-1))),
             "max_abs_logit_diff": float(np.abs(logits - reference).max()),
-            "megabytes": _megabytes(path)}
+            "megabytes": (directory_bytes(path) if os.path.isdir(path)
+                          else os.path.getsize(path)) / 1e6}
 
 
 def _add_latency(rows, runners, texts, requests):
