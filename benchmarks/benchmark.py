@@ -81,7 +81,8 @@ flags.DEFINE_integer("batch_size", 8, "Sequences per step.")
 flags.DEFINE_integer("seq_length", 128, "Tokens per sequence.")
 flags.DEFINE_integer("max_predictions_per_seq", 20, "Masked-LM predictions per sequence.")
 flags.DEFINE_multi_enum("dtype", ["float32"], ["float32", "mixed_bfloat16", "mixed_float16"],
-                        "Keras dtype policies to measure (repeat the flag for several).")
+                        "Keras dtype policies to measure (repeat the flag for several; "
+                        "finetune_peers: mixed_bfloat16 runs the peer under bfloat16 autocast).")
 flags.DEFINE_multi_enum("xla", ["off"], ["off", "on"], "XLA jit_compile settings to measure.")
 flags.DEFINE_multi_integer("steps_per_loop", [1], "Pretrain: steps per compiled loop call.")
 flags.DEFINE_string("records", None, "Pretrain_step: time the first batch of these pretraining "
@@ -304,10 +305,14 @@ def main(argv):
     elif FLAGS.what == "finetune_peers":
         if not FLAGS.model_dir:
             raise app.UsageError("--what=finetune_peers needs --model_dir.")
+        if "mixed_float16" in FLAGS.dtype:
+            raise app.UsageError("--what=finetune_peers takes --dtype=float32 and "
+                                 "--dtype=mixed_bfloat16 (the peer's autocast), not mixed_float16.")
         for row in benchmark_finetune_peers(
                 FLAGS.model_dir, FLAGS.finetune_task, FLAGS.seed, FLAGS.ref_python,
                 FLAGS.hf_dir, FLAGS.finetune_train_examples, FLAGS.finetune_dev_examples,
-                packed_training=[value == "true" for value in FLAGS.packed_training]):
+                packed_training=[value == "true" for value in FLAGS.packed_training],
+                dtypes=FLAGS.dtype):
             _print(row)
     elif FLAGS.what == "corpus":
         if not FLAGS.model_dir:

