@@ -126,3 +126,31 @@ def test_fused_adamw_takes_sparse_gradients_like_keras():
         optimizer_class(0.1).apply_gradients([(sparse, table)])
         results.append(table.numpy())
     np.testing.assert_allclose(results[1], results[0], rtol=1e-6)
+
+
+def test_fused_adamw_clips_decays_and_steps_like_keras_on_the_dense_gradient():
+    # The one-call path (clip, decay and Adam in XLA) against Keras's AdamW on the same
+    # gradients made dense: an active global clip (norm ~10 against 1.0), an embedding-like
+    # sparse gradient whose row 0 comes twice (tf.gather's gradient of a repeated token), a
+    # variable kept from decay, three steps. Keras's own step squares each sparse row apart,
+    # so on repeated rows it moves the second moment off the dense gradient's (~5e-2).
+    from bert_tf.training.optimization import FusedAdamW
+
+    rng = np.random.default_rng(1)
+    weights = [rng.normal(size=[5, 3]).astype(np.float32), rng.normal(size=[3]).astype(np.float32)]
+    steps = [[tf.IndexedSlices(tf.constant(rng.normal(size=[3, 3]) * 4, tf.float32),
+                               tf.constant([0, 2, 0]), tf.constant([5, 3])),
+              tf.constant(rng.normal(size=[3]) * 4, tf.float32)] for _ in range(3)]
+    results = []
+    for optimizer_class, dense in ((keras.optimizers.AdamW, True), (FusedAdamW, False)):
+        variables = [keras.Variable(weights[0], name="table"), keras.Variable(weights[1], name="bias")]
+        optimizer = optimizer_class(learning_rate=0.05, weight_decay=0.1, global_clipnorm=1.0)
+        optimizer.exclude_from_weight_decay(var_names=["bias"])
+        apply = tf.function(lambda grads: optimizer.apply_gradients(zip(grads, variables)))
+        for grads in steps:
+            apply([tf.convert_to_tensor(g) for g in grads] if dense else grads)
+        results.append([v.numpy() for v in variables + optimizer.variables[2:]])
+    for fused, expected in zip(results[1], results[0]):
+        np.testing.assert_allclose(fused, expected, rtol=2e-6, atol=1e-6)  # float32 rounding
+    # A wrong clip (none, or the norm of the undeduplicated rows) moves the weights ~1e-2.
+    assert not np.allclose(results[0][0], weights[0], atol=1e-3)
