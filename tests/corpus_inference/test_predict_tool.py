@@ -9,7 +9,7 @@ import pytest
 
 from bert_tf.keras_tasks import SentenceEncoder, TextClassifier, TokenClassifier
 from tests.corpus_inference.conftest import LABELS, TAGS, write_corpus
-from tests.tools.conftest import assert_helpshort, assert_user_error, run_tool
+from tests.tools.conftest import assert_user_error, run_tool
 
 pyarrow = pytest.importorskip("pyarrow", reason="pyarrow comes with apache-beam (the beam extra)")
 parquet = pytest.importorskip("pyarrow.parquet", reason="as above")
@@ -33,11 +33,6 @@ def read_results(output):
             rows = [json.loads(line) for line in open(path, encoding="utf-8")]
         results.update({row["id"]: row for row in rows})
     return results
-
-
-def test_helpshort():
-    assert_helpshort("predict", "model", "head", "long_lines", "doc_stride", "output_format",
-                     "text_column", "beam_pipeline_options")
 
 
 def test_classifier_on_text_files_writes_parquet_shards_equal_to_predict(classifier_dir, tmp_path):

@@ -6,6 +6,7 @@ not need them. A missing install step fails here, not on a user's first command.
 """
 
 import glob
+import json
 import os
 import re
 import subprocess
@@ -26,6 +27,8 @@ HELP_FLAGS = {
     "tools/export_tflite.py": ("head", "quantization", "output"),
     "tools/extract_features.py": ("output_file", "do_lower_case"),
     "tools/fill_mask.py": ("model_dir", "top_k"),
+    "tools/predict.py": ("model", "head", "long_lines", "doc_stride", "output_format",
+                         "text_column", "beam_pipeline_options"),
     "tools/prepare_corpus.py": ("input_file", "heldout_every"),
     "tools/prepare_text_folders.py": ("input_dir", "dev_fraction"),
     "run_pretraining": ("train_batch_size", "num_train_steps"),
@@ -63,6 +66,27 @@ def test_make_demo_runs_on_a_fresh_clone_without_extras(tmp_path):
     assert (clone / "short_demo" / "learning_curve.png").exists()
 
 
+# Runs in one interpreter on the installed copy (PYTHONPATH=site only, cwd outside the checkout):
+# prints where bert_tf was imported from, then each program's `--helpshort` as
+# tests/entry_points.py's `call_entry_point` gives it (flags defined afresh each time), with a
+# tool's own folder first on sys.path as `python tools/x.py` has it. One TensorFlow start-up
+# instead of one per program; each program's own interpreter start is tested by its tests.
+HELPSHORT_ALL = """
+import importlib.util, json, os, sys
+import bert_tf
+from bert_tf.export import op_audit
+print(json.dumps([bert_tf.__file__, os.path.isdir(os.path.dirname(op_audit.__file__))]))
+spec = importlib.util.spec_from_file_location("entry_points", sys.argv[1])
+entry_points = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(entry_points)
+for target in sys.argv[2:]:
+    sys.path.insert(0, os.path.dirname(target) if target.endswith(".py") else os.getcwd())
+    run = entry_points.call_entry_point(target, "--helpshort")
+    del sys.path[0]
+    print(json.dumps([target, run.returncode, run.stdout, run.stderr]))
+"""
+
+
 def test_every_tool_and_entry_point_starts_from_a_non_editable_install(tmp_path):
     # `pip install .` (a built wheel, not the checkout): shipped code must not reach for the
     # source tree (tools/, official_configs/, tests/) and must carry its package data.
@@ -71,20 +95,25 @@ def test_every_tool_and_entry_point_starts_from_a_non_editable_install(tmp_path)
                     "--no-build-isolation", "--target", str(site), ROOT],
                    check=True, timeout=600, capture_output=True)
     env = {**os.environ, "PYTHONPATH": str(site), "TF_CPP_MIN_LOG_LEVEL": "2"}
-    check = ("import bert_tf, os; from bert_tf.export import op_audit; "
-             "print(bert_tf.__file__); print(os.path.isdir(os.path.dirname(op_audit.__file__)))")
-    where = subprocess.run([sys.executable, "-c", check], cwd=tmp_path, env=env, timeout=300,
-                           capture_output=True, text=True, check=True).stdout.split()
-    assert where[0].startswith(str(site)), where  # the installed copy, not the checkout
     assert os.path.exists(os.path.join(site, "bert_tf", "data", "corpus", "kjv_vocab.txt"))
     tools = sorted(os.path.relpath(path, ROOT) for path in glob.glob(os.path.join(ROOT, "tools", "*.py")))
     programs = {**dict.fromkeys(tools, ()), **HELP_FLAGS}
+    targets = {name: os.path.join(ROOT, name) if name.startswith("tools/") else f"bert_tf.{name}"
+               for name in programs}
+    result = subprocess.run([sys.executable, "-c", HELPSHORT_ALL,
+                             os.path.join(ROOT, "tests", "entry_points.py"), *targets.values()],
+                            cwd=tmp_path, env=env, timeout=600, capture_output=True, text=True,
+                            stdin=subprocess.DEVNULL)
+    assert result.returncode == 0 and "Traceback" not in result.stderr, result.stderr[-3000:]
+    lines = [json.loads(line) for line in result.stdout.splitlines()]
+    where, is_dir = lines[0]
+    assert where.startswith(str(site)) and is_dir, lines[0]  # the installed copy, not the checkout
+    runs = {target: (returncode, stdout, stderr) for target, returncode, stdout, stderr in lines[1:]}
+    assert list(runs) == list(targets.values())
     for name, flag_names in programs.items():
-        target = [os.path.join(ROOT, name)] if name.startswith("tools/") else ["-m", f"bert_tf.{name}"]
-        result = subprocess.run([sys.executable, *target, "--helpshort"], cwd=tmp_path, env=env,
-                                timeout=300, capture_output=True, text=True, stdin=subprocess.DEVNULL)
-        output = result.stdout + result.stderr
-        assert result.returncode == 0 and "Traceback" not in output, (name, output[-2000:])
+        returncode, stdout, stderr = runs[targets[name]]
+        output = stdout + stderr
+        assert returncode == 0 and "Traceback" not in output, (name, output[-2000:])
         assert re.search(r"^\s+--\w+", output, re.M), (name, output[-2000:])
         for flag_name in flag_names:
-            assert re.search(rf"--(\[no\])?{flag_name}\b", result.stdout), (name, flag_name, output[-2000:])
+            assert re.search(rf"--(\[no\])?{flag_name}\b", stdout), (name, flag_name, output[-2000:])

@@ -16,18 +16,6 @@ def run_tool(name, *args, **kwargs):
     return run_entry_point(f"tools/{name}.py", *args, **kwargs)
 
 
-def assert_helpshort(name, *flag_names):
-    """`--helpshort` lists the tool's flags, no traceback.
-
-    tests/integration/test_fresh_install.py checks every tool's; this stays for the tests of
-    tools/convert_checkpoint.py until they drop theirs.
-    """
-    result = run_tool(name, "--helpshort")
-    assert "Traceback" not in result.stderr, result.stderr[-3000:]
-    for flag_name in flag_names:
-        assert f"--{flag_name}" in result.stdout, result.stdout
-
-
 @pytest.fixture
 def damaged_model_dir(tiny_model_dir, tmp_path):
     """A copy of `tiny_model_dir` whose checkpoint data file was cut in half (a killed write)."""

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from safetensors.numpy import load_file, save_file
 
-from tests.tools.conftest import assert_helpshort, assert_user_error, run_tool, snapshot
+from tests.tools.conftest import assert_user_error, run_tool, snapshot
 
 pytestmark = pytest.mark.slow  # each case starts a TensorFlow process
 
@@ -26,10 +26,6 @@ def hf_copy(tmp_path):
 def _convert(hf_dir, output_dir, *flags):
     return run_tool("convert_checkpoint", "--from=huggingface", f"--input={hf_dir}",
                     f"--output_dir={output_dir}", *flags)
-
-
-def test_helpshort():
-    assert_helpshort("convert_checkpoint", "from", "do_lower_case", "output_dir")
 
 
 def test_conversion_writes_model_info(hf_copy, tmp_path):
