@@ -11,6 +11,7 @@ its own longest sequence, so results line up with the examples without any reord
 
 import tensorflow as tf
 
+from bert_tf.data.pipelines.autotune import without_autotune
 from bert_tf.finetuning.length_bucketing import length_sorted_batches, trim_to_longest
 
 
@@ -42,7 +43,8 @@ def batches(elements, count, pack, batch_size, training=False, seed=0, skip_batc
     else:
         dataset = dataset.batch(batch_size, drop_remainder=training)
     dataset = dataset.skip(skip_batches)
-    return dataset.map(pack, num_parallel_calls=tf.data.AUTOTUNE).prefetch(tf.data.AUTOTUNE)
+    return without_autotune(
+        dataset.map(pack, num_parallel_calls=tf.data.AUTOTUNE).prefetch(tf.data.AUTOTUNE))
 
 
 def packed_lengths(mask):

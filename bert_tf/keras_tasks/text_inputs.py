@@ -17,6 +17,7 @@ import tensorflow as tf
 
 from bert_tf.errors import UserError
 from bert_tf.layers.traced_call import traced_call
+from bert_tf.data.pipelines.autotune import without_autotune
 from bert_tf.finetuning.length_bucketing import length_sorted_batches
 
 DEFAULT_BATCH_SIZE = 32
@@ -138,8 +139,9 @@ def text_dataset(preprocessor, x, y=None, sample_weight=None, batch_size=None, s
         if rest and check_label_spec is not None:
             check_label_spec(x.element_spec[1])
         if text_pair and not rest:  # tf.data unpacks a pair element into two arguments
-            return x.map(lambda *pair: preprocess(pair), num_parallel_calls=tf.data.AUTOTUNE)
-        return x.map(preprocess, num_parallel_calls=tf.data.AUTOTUNE)
+            return without_autotune(
+                x.map(lambda *pair: preprocess(pair), num_parallel_calls=tf.data.AUTOTUNE))
+        return without_autotune(x.map(preprocess, num_parallel_calls=tf.data.AUTOTUNE))
     columns = text_columns(x, text_pair)
     size = len(columns[0])
     entries = [columns if text_pair else columns[0]]
@@ -164,5 +166,5 @@ def text_dataset(preprocessor, x, y=None, sample_weight=None, batch_size=None, s
                                         seed=(seed or 0) if shuffle else None, count=size)
     else:
         dataset = dataset.batch(batch_size or DEFAULT_BATCH_SIZE)
-    return dataset.map(preprocess, num_parallel_calls=tf.data.AUTOTUNE).prefetch(
-        tf.data.AUTOTUNE)
+    return without_autotune(
+        dataset.map(preprocess, num_parallel_calls=tf.data.AUTOTUNE).prefetch(tf.data.AUTOTUNE))

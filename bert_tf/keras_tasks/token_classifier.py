@@ -4,6 +4,7 @@ import keras
 import numpy as np
 import tensorflow as tf
 
+from bert_tf.data.pipelines.autotune import without_autotune
 from bert_tf.keras_tasks.text_inputs import DEFAULT_BATCH_SIZE, TaskInputError
 from bert_tf.keras_tasks.text_task import TextTask, check_preprocessor
 from bert_tf.models import BertTokenClassifier
@@ -196,7 +197,7 @@ class TokenClassifier(TextTask, BertTokenClassifier):
                 batch_size, seed=0 if shuffle else None, count=len(features.label_ids))
         else:
             dataset = dataset.batch(batch_size)
-        return dataset.map(_trimmed)
+        return without_autotune(dataset.map(_trimmed))
 
     def _word_batches(self, x, y=None, batch_size=None, shuffle=False, labels=True,
                       group_by_length=False):

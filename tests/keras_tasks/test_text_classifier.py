@@ -211,3 +211,16 @@ def test_group_by_length_changes_the_batches_not_the_examples(tiny_model_dir):
     with pytest.raises(TaskInputError, match="group_by_length applies to lists and arrays"):
         classifier.fit(tf.data.Dataset.from_tensor_slices((texts, list(range(8)))).batch(2),
                        group_by_length=True)
+
+
+@pytest.mark.parametrize("group_by_length", [False, True])
+def test_fit_datasets_run_without_the_autotune_thread(tiny_model_dir, group_by_length):
+    # tf.data's autotuning thread makes deleting a used iterator wait out its sleep (16.6 s
+    # measured), which Keras `fit` does at each epoch's start: the task datasets turn it off.
+    classifier = TextClassifier.from_pretrained(tiny_model_dir, num_classes=2)
+    texts = ["a few words", "more words here", "one", "two words"]
+    for data in (classifier.text_dataset(texts, [0, 1, 0, 1], batch_size=2, shuffle=True,
+                                         group_by_length=group_by_length),
+                 classifier.text_dataset(tf.data.Dataset.from_tensor_slices(texts).batch(2))):
+        assert data.options().autotune.enabled is False
+        assert len(list(data)) == 2  # and still yields every batch

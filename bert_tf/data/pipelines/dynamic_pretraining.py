@@ -44,6 +44,7 @@ import tensorflow as tf
 
 from bert_tf.data import document_reader
 from bert_tf.data.pipelines import masking
+from bert_tf.data.pipelines.autotune import without_autotune
 from bert_tf.data.pipelines.pretraining_dataset import input_pipeline
 from bert_tf.tokenization.bert_preprocessor import truncate_seq_pair_lengths
 from bert_tf.tokenization.bert_tokenizer import BertTokenizer
@@ -391,16 +392,12 @@ def dynamic_pretraining_dataset(text_patterns, vocab_file, lower_case, batch_siz
         batches = batches.skip(skip_batches)
     batches = _masked(batches, seed, seq_length, max_predictions_per_seq, masked_lm_prob, whole_word_mask,
                       tokenizer, batch_size if is_training else None)
-    # tf.data's autotuning model thread made deleting a used iterator wait 10-20 s (a
-    # training run's end stood idle that long on 2 cores) and took ~20% of the pipeline's
-    # CPU; without it AUTOTUNE maps use every core, and prefetch keeps its own buffer tuning.
-    options = tf.data.Options()
-    options.autotune.enabled = False
+    # The autotuning model thread also took ~20% of this pipeline's CPU (`without_autotune`).
     # Training: a new epoch's first batch waits for its whole window of examples (~1 s of
     # serial work on the demo corpus), and the stages before hold no batches across that
     # boundary; a buffer of _TRAIN_PREFETCH batches lets the pipeline finish the next window
     # while the step trains on the buffer (the demo stalled ~1 s at each of its 22 epochs).
-    return batches.prefetch(_TRAIN_PREFETCH if is_training else tf.data.AUTOTUNE).with_options(options)
+    return without_autotune(batches.prefetch(_TRAIN_PREFETCH if is_training else tf.data.AUTOTUNE))
 
 
 def _examples(documents, window, is_training, seed, seq_length, short_seq_prob, use_next_sentence, tokenizer):
