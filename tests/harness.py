@@ -1,7 +1,7 @@
 """The shared test harness every public layer and model goes through (as keras-hub's).
 
-`run_harness(build, inputs, expected_shapes, tmp_path)` checks, for a fresh object from
-`build()`:
+`run_harness(build, inputs, expected_shapes, tmp_path)` checks, for an object from `build()`
+(and one more per mixed policy):
 
 - config round trip: `from_config(get_config())` gives the same config and, with the same
   weights, the same outputs;
@@ -11,7 +11,7 @@
   compute dtype (or float32 where `float32_outputs`, as the heads document), values stay
   within the format's precision of the float32 outputs, and `fit` (loss-scaled under
   mixed_float16) moves every trainable weight;
-- a `.keras` save/load gives the same class and equal outputs.
+- a `.keras` save/load of the trained float32 model gives the same class and equal outputs.
 
 `inputs` is a tuple of positional call arguments (layers) or one structure (models).
 """
@@ -37,15 +37,20 @@ def run_harness(build, inputs, expected_shapes, tmp_path, float32_outputs=False,
     `unserialized`: constructor arguments the config leaves out, given back to `from_config`.
     `untrained`: path prefixes of weights the outputs do not depend on (e.g. the pooler of a
     token classifier); `fit` must leave exactly these unchanged.
+
+    One float32 object serves the float32 checks: its initial weights are the reference of the
+    config clone and of the mixed precision copies, then `fit` trains it and the trained model
+    is saved (a `build()` per check cost a model build each, and a fresh one proves no more).
     """
     args = inputs if isinstance(inputs, tuple) else (inputs,)
-    outputs = check_calls(build(), args, expected_shapes)
-    check_config_round_trip(build(), args, unserialized or {})
-    check_fit(build(), args, outputs, untrained)
+    obj = build()
+    outputs = check_calls(obj, args, expected_shapes)
+    check_config_round_trip(obj, args, unserialized or {})
     for policy in MIXED_POLICIES:
-        check_mixed_precision(build, args, policy, float32_outputs, untrained)
+        check_mixed_precision(build, obj, args, policy, float32_outputs, untrained)
+    model = check_fit(obj, args, outputs, untrained)
     if saving:
-        check_saving(build(), args, tmp_path)
+        check_saving(model, obj, args, tmp_path)
 
 
 def _numpy(structure):
@@ -113,6 +118,12 @@ def check_fit(obj, args, outputs, untrained=()):
     before = [w.numpy().copy() for w in model.trainable_weights]
     rng = np.random.default_rng(0)
     targets = tf.nest.map_structure(lambda t: rng.normal(size=t.shape), _numpy(outputs))
+    # Keras's TensorFlow trainer builds the optimizer (a loss scale's variables) and the loss
+    # tracker of each output inside the first traced step, and a tf.function whose first trace
+    # makes variables traces again. Built first (as BertTaskModel.fit builds its optimizer),
+    # the step is traced once.
+    model.optimizer.build(model.trainable_variables)
+    model.compute_loss(y=targets, y_pred=outputs)
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", "Gradients do not exist", UserWarning)
         history = model.fit(_model_inputs(obj, args), targets,
@@ -125,10 +136,11 @@ def check_fit(obj, args, outputs, untrained=()):
     return model
 
 
-def check_mixed_precision(build, args, policy, float32_outputs, untrained=()):
-    """Float32 variables, outputs in the documented dtype and close to float32's, and a `fit`
-    step (with loss scaling under mixed_float16)."""
-    reference = build()
+def check_mixed_precision(build, reference, args, policy, float32_outputs, untrained=()):
+    """Float32 variables, outputs in the documented dtype and close to those of `reference`
+    (a float32 object), and a `fit` step (with loss scaling under mixed_float16)."""
+    # Called now: a layer shared between builds (MaskedLMHead's word table) may have been
+    # trained by the previous policy's fit.
     expected = _numpy(reference(*args))
     with policy_scope(policy):
         obj = build()
@@ -146,9 +158,9 @@ def check_mixed_precision(build, args, policy, float32_outputs, untrained=()):
         assert scaled == (policy == "mixed_float16"), (policy, model.optimizer)
 
 
-def check_saving(obj, args, tmp_path):
-    """A `.keras` file loads as the same class with equal outputs."""
-    model = _model(obj, args)
+def check_saving(model, obj, args, tmp_path):
+    """A `.keras` file of `model` (`obj` or a model around it) loads as the same class with
+    equal outputs."""
     inputs = _model_inputs(obj, args)
     expected = model(inputs)
     path = str(tmp_path / "harness.keras")
