@@ -18,7 +18,6 @@ from bert_tf.errors import UserError
 from bert_tf.training.options import PretrainingOptions
 from bert_tf.training.pretraining_runner import PretrainingInputError, run_pretraining
 from bert_tf.training.run_directory import newest_checkpoint_step
-from tests.entry_points import call_entry_point
 
 SEQ, PREDICTIONS, VOCAB = 16, 3, 60
 STEP_LINE = re.compile(r"step (\d+)/\d+ loss=([\d.]+) .* lr=([\de.+-]+) ")
@@ -162,8 +161,7 @@ def _wait_for(path, text, process, timeout=300):
 @pytest.mark.slow
 def test_sigterm_saves_and_the_rerun_ends_like_an_uninterrupted_run_then_continues(tmp_path,
                                                                                   inputs,
-                                                                                  straight,
-                                                                                  caplog):
+                                                                                  straight):
     flags = RESUMED_FLAGS
     run_dir = tmp_path / "preempted"
     command = _command(run_dir, inputs, **flags)
@@ -192,13 +190,11 @@ def test_sigterm_saves_and_the_rerun_ends_like_an_uninterrupted_run_then_continu
 
     # Raising --num_train_steps continues the finished run. (Lowering it below the newest
     # checkpoint is refused by claim_output_dir: tests/training/test_run_directory.py.)
-    # In this process (the runs above are the whole-program test); absl's log lines, the
-    # console's, reach pytest's log capture.
-    caplog.clear()
-    longer = call_entry_point(*_command(run_dir, inputs, **{**flags, "num_train_steps": 304})[2:])
+    longer = subprocess.run(_command(run_dir, inputs, **{**flags, "num_train_steps": 304}),
+                            env=_env(), capture_output=True, text=True, timeout=300)
     assert longer.returncode == 0, longer.stderr[-2000:]
-    assert "--num_train_steps changed from 300 to 304" in caplog.text
-    assert sorted(_steps(caplog.text)) == [302, 304]
+    assert "--num_train_steps changed from 300 to 304" in longer.stderr
+    assert sorted(_steps(longer.stderr)) == [302, 304]
     assert "--num_train_steps=304" in (run_dir / OPTIONS_FILE).read_text()
 
 
