@@ -49,7 +49,7 @@ def _env():
 
 @pytest.mark.subprocess
 @pytest.mark.slow
-def test_train_kill_resume_eval_predict(tiny_model_dir, tmp_path, caplog):
+def test_train_kill_resume_eval_predict(tiny_model_dir, tmp_path):
     _mrpc(tmp_path / "MRPC", rows=96, seed=0)
     output_dir = tmp_path / "out"
     command = _command(tmp_path / "MRPC", tiny_model_dir, output_dir,
@@ -83,12 +83,10 @@ def test_train_kill_resume_eval_predict(tiny_model_dir, tmp_path, caplog):
     # More epochs continue the run. (Fewer epochs than the newest checkpoint's step, or another
     # --learning_rate, are refused by the same write_settings call:
     # tests/training/test_run_directory.py::test_fine_tuning_settings_live_in_their_own_flagfile.)
-    # In this process: the two runs above are this entry point's whole-program test.
-    # In this process absl's log lines (the console's) reach pytest's log capture.
-    caplog.clear()
-    longer = call_entry_point(*command[2:], "--num_train_epochs=3")
+    longer = subprocess.run(command + ["--num_train_epochs=3"], env=_env(), capture_output=True,
+                            text=True, timeout=400)
     assert longer.returncode == 0, longer.stderr[-3000:]
-    assert "--num_train_epochs changed from 2.0 to 3.0" in caplog.text
+    assert "--num_train_epochs changed from 2.0 to 3.0" in longer.stderr
     history = json.loads((output_dir / "eval_history.json").read_text())
     assert [entry["step"] for entry in history] == [12, 24, 36]
     assert "--num_train_epochs=3.0" in (output_dir / "flags.txt").read_text()
