@@ -87,9 +87,8 @@ class FusedAdamW(keras.optimizers.AdamW):
     variable. On one replica (`fit`, `OneDeviceStrategy`) the gradients are made dense once
     and each variable's clip scale, decay and Adam step run as one XLA call, a single pass
     over its gradient, weight and moments (MiniLM: 0.81x the time of Keras's clip and decay
-    with the Adam kernel, 0.47x Keras's AdamW). On
-    several replicas Keras clips and decays, and TensorFlow's `ResourceApplyAdam` kernel does
-    the Adam step (XLA on logical CPU devices did not give the one-device weights).
+    with the Adam kernel, 0.47x Keras's AdamW). On several replicas Keras clips and decays,
+    and TensorFlow's `ResourceApplyAdam` kernel does the Adam step (XLA on logical CPU devices did not give the one-device weights).
 
     The formulas are Keras's ("epsilon hat": lr·√(1-β₂ᵗ)/(1-β₁ᵗ) · m / (√v + ε), decay
     `w·wd·lr` first, clip by the global norm). One difference: a sparse gradient (the
@@ -110,7 +109,7 @@ class FusedAdamW(keras.optimizers.AdamW):
 
     def _clip_gradients(self, grads):
         if self.global_clipnorm and self._one_replica():
-            return grads  # clipped inside `_adamw_steps`
+            return grads  # scaled inside `_adamw_step` by `_backend_update_step`
         return super()._clip_gradients(grads)
 
     def _apply_weight_decay(self, variables):
@@ -127,8 +126,8 @@ class FusedAdamW(keras.optimizers.AdamW):
         grads = [cast(tf.convert_to_tensor(g)) for g in grads]
         scale = tf.ones([], dtype)
         if self.global_clipnorm:
-            # Keras's `clip_by_global_norm`, NaN scale where the norm is not finite.
-            norm = tf.sqrt(tf.add_n([tf.reduce_sum(tf.square(g)) for g in grads]))
+            # Keras's `clip_by_global_norm` as a scale, NaN where the norm is not finite.
+            norm = tf.linalg.global_norm(grads)
             clip_norm = cast(self.global_clipnorm)
             scale = clip_norm * tf.minimum(1.0 / norm, 1.0 / clip_norm) + (norm - norm)
         constants = [cast(value) for value in (learning_rate, self.iterations + 1, self.beta_1,
