@@ -38,16 +38,15 @@ def block_diagonal_mask(sequence_ids):
     return tf.where(same, 0.0, _MASKED)[:, tf.newaxis]
 
 
-def _swap_heads_and_positions(x, training):
-    """`[B, S, N, D]` <-> `[B, N, S, D]`; in inference as a one-operand einsum.
+def _swap_heads_and_positions(x):
+    """`[B, S, N, D]` <-> `[B, N, S, D]`, as a one-operand einsum.
 
-    Same values. With oneDNN on (TensorFlow's x86 default) `tf.transpose` runs as
-    `_MklTranspose`, which costs ~30 µs a call at serving sizes against ~4 µs for the einsum
-    kernel's Eigen permute (24 calls per MiniLM request; docs/design.md, "Serving: batch 1,
-    TFLite, bf16"). Training keeps `tf.transpose`, the op its step was profiled with.
+    Same values as `tf.transpose`. With oneDNN on (TensorFlow's x86 default) `tf.transpose`
+    runs as `_MklTranspose`, which costs ~30 µs a call at serving sizes against ~4 µs for the
+    einsum kernel's Eigen permute (24 calls per MiniLM request; docs/design.md, "Serving:
+    batch 1, TFLite, bf16"), and the packed NER training step (many small attention groups)
+    takes ~2.5% less time with it.
     """
-    if training:
-        return tf.transpose(x, [0, 2, 1, 3])
     return tf.einsum("abcd->acbd", x)
 
 
@@ -105,11 +104,11 @@ class MultiHeadSelfAttention(keras.layers.Layer):
             layer.build((None, None, hidden_size))
         self.built = True
 
-    def _split_heads(self, x, training=None):
+    def _split_heads(self, x):
         # Explicit sizes: -1 is ambiguous in a reshape of an empty tensor. One slice of the
         # shape, not two indexings: each costs ~1.5 ms to trace, and this runs 3× per group.
         x = tf.reshape(x, tf.concat([tf.shape(x)[:-1], [self.num_heads, self.head_size]], 0))
-        return _swap_heads_and_positions(x, training)  # [B, N, S, D]
+        return _swap_heads_and_positions(x)  # [B, N, S, D]
 
     def call(self, hidden_states, input_mask, training=None, packing=None,
              output_positions=None, attention_mask=None):
@@ -147,9 +146,9 @@ class MultiHeadSelfAttention(keras.layers.Layer):
         (default: every position, K = S). `attention_mask` `[B, 1, S, S]` (additive)
         replaces the padding mask of `input_mask`."""
         query_shape = tf.shape(query)
-        query = self._split_heads(query, training)
-        key = self._split_heads(key, training)
-        value = self._split_heads(value, training)
+        query = self._split_heads(query)
+        key = self._split_heads(key)
+        value = self._split_heads(value)
 
         scores = tf.cast(tf.matmul(query, key, transpose_b=True), tf.float32)  # [B, N, K, S]
         if attention_mask is None:
@@ -174,7 +173,7 @@ class MultiHeadSelfAttention(keras.layers.Layer):
         probs = self.dropout(probs, training=training)
 
         context = tf.matmul(probs, value)  # [B, N, K, D]
-        context = _swap_heads_and_positions(context, training)  # [B, K, N, D]
+        context = _swap_heads_and_positions(context)  # [B, K, N, D]
         return tf.reshape(context, query_shape)
 
     def compute_output_shape(self, hidden_states_shape, input_mask_shape=None,
