@@ -25,21 +25,22 @@ def _counted(from_pretrained, builds):
     return classmethod(counted)
 
 
-@pytest.fixture
-def model_builds(monkeypatch):
-    """Every task model built in this process while the test runs, as `(process id, folder)`."""
+def _count_builds(monkeypatch):
+    """The list every task model built in this process from now on goes into, as
+    `(process id, folder)`."""
     builds = []
     for task in (SentenceEncoder, TextClassifier, TokenClassifier):
         monkeypatch.setattr(task, "from_pretrained", _counted(task.from_pretrained.__func__, builds))
     return builds
 
 
-def test_a_direct_runner_run_builds_the_model_once(tiny_model_dir, tmp_path, model_builds):
+def test_a_direct_runner_run_builds_the_model_once(tiny_model_dir, tmp_path, monkeypatch):
+    builds = _count_builds(monkeypatch)
     (tmp_path / "a.txt").write_text("Fine.\nAlso fine.\n")
     stats = predict_corpus(f"{tmp_path}/a.txt", str(tmp_path / "out"),
                            PredictSettings(model=tiny_model_dir, batch_size=1))
     assert stats["lines"] == 2
-    assert model_builds == [(os.getpid(), tiny_model_dir)]  # the worker's; the launcher builds none
+    assert builds == [(os.getpid(), tiny_model_dir)]  # the worker's; the launcher builds none
 
 
 def test_undecodable_line_found_by_a_worker_is_one_line_and_leaves_nothing(tiny_model_dir, tmp_path):
@@ -62,16 +63,16 @@ def test_undecodable_line_found_by_a_worker_is_one_line_and_leaves_nothing(tiny_
      "the words of the first window only (pass --long_lines=truncate)."),
 ])
 def test_a_wrong_head_is_refused_before_any_model_or_pipeline(request, tmp_path, monkeypatch,
-                                                              model_builds, folder, settings,
-                                                              message):
+                                                              folder, settings, message):
     folder = request.getfixturevalue(folder)
+    builds = _count_builds(monkeypatch)
     monkeypatch.setattr(beam_options, "pipeline_options", _no_pipeline)
     (tmp_path / "a.txt").write_text("Fine.\n")
     with pytest.raises(TaskInputError) as error:
         predict_corpus(f"{tmp_path}/a.txt", str(tmp_path / "out"),
                        PredictSettings(model=folder, **settings))
     assert str(error.value) == message.format(folder)
-    assert model_builds == []
+    assert builds == []
     assert os.listdir(tmp_path) == ["a.txt"]
 
 
