@@ -2,10 +2,11 @@
 
 `RunInference` calls `load_model` once per worker process (Beam keeps the model in a shared
 handle across bundles and threads), the only place the model is built on every runner, then
-`run_inference` on batches that `BatchElements` makes. A batch here is a window of `WINDOW_BATCHES` model batches: the predictor sorts its
-lines by length and runs them `batch_size` at a time, so lines close in length share a batch
-(google-research sorts nothing; keras-hub neither; Beam's own length bucketing needs a
-streaming pipeline's `max_batch_duration_secs`).
+`run_inference` on batches that `BatchElements` makes. A batch here is a window of
+`WINDOW_BATCHES` model batches: the predictor sorts its lines by length and runs them
+`batch_size` at a time, so lines close in length share a batch (google-research sorts nothing;
+keras-hub neither; Beam's own length bucketing needs a streaming pipeline's
+`max_batch_duration_secs`).
 
 Example:
 >>> lines | RunInference(TaskModelHandler(PredictSettings(model="sst2/")))  # doctest: +SKIP
