@@ -30,7 +30,8 @@ def _count_builds(monkeypatch):
     `(process id, folder)`."""
     builds = []
     for task in (SentenceEncoder, TextClassifier, TokenClassifier):
-        monkeypatch.setattr(task, "from_pretrained", _counted(task.from_pretrained.__func__, builds))
+        counted = _counted(task.from_pretrained.__func__, builds)
+        monkeypatch.setattr(task, "from_pretrained", counted)
     return builds
 
 
@@ -82,7 +83,8 @@ def _no_pipeline(*args):
 
 @pytest.mark.parametrize("folder, settings, message", [
     ("tiny_model_dir", {"max_seq_length": 65},
-     "max_seq_length=65 is above the model's max_position_embeddings=64; pass max_seq_length <= 64."),
+     "max_seq_length=65 is above the model's max_position_embeddings=64; pass "
+     "max_seq_length <= 64."),
     ("damaged_model_dir", {}, "{}/model.ckpt is damaged or half-written"),
 ])
 def test_a_model_the_worker_cannot_build_is_one_line_and_leaves_nothing(request, tmp_path, folder,
