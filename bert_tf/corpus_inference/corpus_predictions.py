@@ -1,8 +1,9 @@
 """`predict_corpus`: a model over every line of a corpus, on Apache Beam, into result shards.
 
-The launcher side of `tools/predict.py`: it checks everything a user can get wrong before
-the pipeline starts (the output folder, the input patterns, the model and its head: the model
-is loaded once here for that), runs `pipeline.build` on the runner that
+The launcher side of `tools/predict.py`: it checks what a user can get wrong before the
+pipeline starts (the output folder, the input patterns, the model folder and its head, from
+the folder's small files: `predictor.check_settings`; the model itself is built by each worker
+only, so the DirectRunner builds it once), runs `pipeline.build` on the runner that
 `beam_pipeline_options` names, and reads the counts the last step wrote. A failed run removes
 what it wrote, complete shards included, and the folder if it made it: the folder then
 holds nothing of the run, and the same command can run again.
@@ -47,8 +48,9 @@ def predict_corpus(input_patterns, output_dir, settings, output_format="parquet"
 
     Raises:
       OutputExistsError: `output_dir` holds files.
-      InputError: no input file, or one that cannot be read (names file, line, column).
-      TaskInputError, CheckpointError, FileNotFoundError: an unusable model or head.
+      InputError: no input file, or one that cannot be read (names file, line, column), or a
+        model the workers cannot build (damaged checkpoint, `max_seq_length` above its positions).
+      TaskInputError, CheckpointError, FileNotFoundError: a wrong head or an unreadable folder.
     """
     from bert_tf.corpus_inference import pipeline as pipeline_lib  # pylint: disable=import-outside-toplevel
     from bert_tf.data.records import beam_options  # pylint: disable=import-outside-toplevel  (Beam is an extra.)
@@ -57,7 +59,7 @@ def predict_corpus(input_patterns, output_dir, settings, output_format="parquet"
         raise UserError(f"--output_format={output_format}: choose one of {list(writers.FORMATS)}.")
     refuse_existing(output_dir, "output folder", flag="output")
     names = document_reader.expand_input_patterns(input_patterns)
-    predictor.Predictor(settings)  # every model mistake, as one line, before any work
+    predictor.check_settings(settings)  # a wrong head, as one line, before any work
     reader = reader or readers.LineReader()
     beam = beam_options.import_beam()
     pipeline = beam.Pipeline(options=beam_options.pipeline_options(beam_pipeline_options))

@@ -1,11 +1,12 @@
 """The Beam `ModelHandler` of `tools/predict.py`: a `Predictor` per worker, windows of lines.
 
 `RunInference` calls `load_model` once per worker process (Beam keeps the model in a shared
-handle across bundles and threads), then `run_inference` on batches that `BatchElements`
-makes. A batch here is a window of `WINDOW_BATCHES` model batches: the predictor sorts its
-lines by length and runs them `batch_size` at a time, so lines close in length share a batch
-(google-research sorts nothing; keras-hub neither; Beam's own length bucketing needs a
-streaming pipeline's `max_batch_duration_secs`).
+handle across bundles and threads), the only place the model is built on every runner, then
+`run_inference` on batches that `BatchElements` makes. A batch here is a window of
+`WINDOW_BATCHES` model batches: the predictor sorts its lines by length and runs them
+`batch_size` at a time, so lines close in length share a batch (google-research sorts nothing;
+keras-hub neither; Beam's own length bucketing needs a streaming pipeline's
+`max_batch_duration_secs`).
 
 Example:
 >>> lines | RunInference(TaskModelHandler(PredictSettings(model="sst2/")))  # doctest: +SKIP
@@ -13,6 +14,7 @@ Example:
 
 from bert_tf import errors
 from bert_tf.corpus_inference import predictor
+from bert_tf.data.document_reader import InputError
 
 base = errors.require_extra("apache_beam.ml.inference.base", extra="beam")
 
@@ -30,7 +32,18 @@ class TaskModelHandler(base.ModelHandler):
         self._settings = settings
 
     def load_model(self):
-        return predictor.Predictor(self._settings)
+        """The worker's `Predictor`: the one place the model is built (the launcher only checks
+        `predictor.check_settings`).
+
+        Raises:
+          InputError: the model cannot be built (damaged checkpoint, `max_seq_length` above
+            its positions, no vocab), with that error's one line: the worker error that
+            `beam_options.run` hands back as one line on every runner.
+        """
+        try:
+            return predictor.Predictor(self._settings)
+        except (errors.UserError, FileNotFoundError) as error:
+            raise InputError(str(error)) from None
 
     def run_inference(self, batch, model, inference_args=None):
         del inference_args  # none: every setting is the handler's

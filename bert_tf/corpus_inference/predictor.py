@@ -85,17 +85,32 @@ def resolve_head(model, head="auto"):
                          f"pass --head={held} or a model fine-tuned as a {head}.")
 
 
+def check_settings(settings):
+    """The head `settings` run, after every check that needs no model built (seconds saved).
+
+    The options, the folder's layout and its head (`describe_folder`: small files only), and
+    long-line windows on a token classifier: what the launcher refuses before any work, so
+    the model is built once, by each worker (`model_handler.TaskModelHandler.load_model`).
+
+    Raises:
+      TaskInputError: a head the folder lacks, or windows on a token classifier.
+      CheckpointError, FileNotFoundError: not a folder bert_tf reads.
+    """
+    check_options(settings)
+    head = resolve_head(settings.model, settings.head)
+    if head == "token_classifier" and settings.long_lines == "windows":
+        raise TaskInputError("--long_lines=windows pools a classifier's or an encoder's "
+                             "outputs; a token classifier tags the words of the first window "
+                             "only (pass --long_lines=truncate).")
+    return head
+
+
 class Predictor:
     """The loaded model of `settings` and its per-batch prediction (see the module doc)."""
 
     def __init__(self, settings):
-        check_options(settings)
         self.settings = settings
-        self.head = resolve_head(settings.model, settings.head)
-        if self.head == "token_classifier" and settings.long_lines == "windows":
-            raise TaskInputError("--long_lines=windows pools a classifier's or an encoder's "
-                                 "outputs; a token classifier tags the words of the first window "
-                                 "only (pass --long_lines=truncate).")
+        self.head = check_settings(settings)
         if self.head == "encoder":
             # Only what the user set: from_pretrained's defaults are `predict`'s.
             given = {name: getattr(settings, name) for name in ("pooling", "normalize")

@@ -112,8 +112,9 @@ def test_an_output_folder_with_results_is_refused_and_kept(classifier_dir, tmp_p
 @pytest.mark.parametrize("flags, fragment", [
     (["--undecodable_lines=fail"], "b.txt:2: the line is not UTF-8"),
     (["--head=token_classifier"], "holds no fine-tuned token_classifier head"),
+    (["--max_seq_length=65"], "max_seq_length=65 is above the model's max_position_embeddings=64"),
 ])
-def test_fatal_bad_line_and_missing_head_are_one_line(classifier_dir, tmp_path, flags, fragment):
+def test_a_bad_line_head_or_model_is_one_line(classifier_dir, tmp_path, flags, fragment):
     (tmp_path / "b.txt").write_bytes(b"Fine.\nBad \xff byte.\n")
     result = run_tool("predict", f"--model={classifier_dir}", f"--input_file={tmp_path}/b.txt",
                       f"--output={tmp_path}/out", *flags)

@@ -19,6 +19,8 @@ import logging as std_logging
 import os
 import re
 
+from absl import logging
+
 from bert_tf import errors
 from bert_tf.data import document_reader
 
@@ -86,7 +88,8 @@ def run(pipeline):
 
     An `InputError` raised in a worker reaches the caller as itself with its
     one-line message, not as the runner's wrapped stack trace. A Dask scheduler that
-    does not answer is a `UserError` naming the address; the Dask client is closed after.
+    does not answer is a `UserError` naming the address; a Dask run with fewer input files
+    than worker threads logs one warning as it starts; the Dask client is closed after.
     """
     result = None
     quiet = _quiet_dask_logs(pipeline.options)
@@ -100,6 +103,8 @@ def run(pipeline):
             raise errors.UserError(
                 f"no Dask scheduler answered at {address} ({error}): start one (`dask scheduler`, "
                 "then `dask worker <address>`) or fix dask_client_address in --beam_pipeline_options") from None
+        if is_dask(pipeline.options):
+            _warn_idle_dask_threads(pipeline.options, result.client)
         result.wait_until_finish()
     except Exception as error:  # Runners wrap worker errors in their own types.
         message = _input_error_message(error)
@@ -112,6 +117,22 @@ def run(pipeline):
             client.close()
         quiet.close()
     return result
+
+
+def _warn_idle_dask_threads(options, client):
+    """Logs one warning when a Dask run has fewer bag partitions than its workers have threads.
+
+    The partitions (one per input file, `dask_partitions`) bound the parallelism of every step,
+    so the other threads idle the whole run; the user can split the input into more files.
+    """
+    from apache_beam.runners.dask.dask_runner import DaskOptions  # pylint: disable=import-outside-toplevel
+
+    partitions = options.view_as(DaskOptions).npartitions
+    threads = sum(client.nthreads().values())
+    if partitions is not None and partitions < threads:
+        logging.warning("Dask: %d bag partition(s) (one per input file) for %d worker threads: "
+                        "%d stay idle the whole run; split the input into at least %d files.",
+                        partitions, threads, threads - partitions, threads)
 
 
 def _quiet_dask_logs(options):

@@ -6,6 +6,7 @@ scheduler` + `dask worker`): its records and vocab must be the DirectRunner's, b
 
 import glob
 import gzip
+import logging
 import os
 import socket
 import subprocess
@@ -101,6 +102,20 @@ def test_bad_input_found_by_a_dask_worker_is_one_line(dask_client, tmp_path):
                                     beam_pipeline_options=_dask(dask_client))
     assert "b.txt.gz" in str(error.value) and "\n" not in str(error.value)
     assert glob.glob(str(tmp_path / "out" / "*")) == []
+
+
+@pytest.mark.slow
+def test_fewer_input_files_than_dask_threads_is_one_warning(dask_client, tmp_path, caplog):
+    corpus = _corpus(tmp_path, parts=2)
+    with caplog.at_level(logging.WARNING, logger="absl"):
+        beam_vocab.learn_vocab(corpus, str(tmp_path / "two.tsv"), 200,
+                               beam_pipeline_options=_dask(dask_client))
+        assert not [r for r in caplog.records if "Dask:" in r.getMessage()]
+        beam_vocab.learn_vocab(f"{tmp_path}/part0.txt", str(tmp_path / "one.tsv"), 200,
+                               beam_pipeline_options=_dask(dask_client))
+    assert [r.getMessage() for r in caplog.records if "Dask:" in r.getMessage()] == [
+        "Dask: 1 bag partition(s) (one per input file) for 2 worker threads: 1 stay idle the "
+        "whole run; split the input into at least 2 files."]
 
 
 @pytest.mark.subprocess
