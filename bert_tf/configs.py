@@ -29,6 +29,9 @@ _REQUIRED_KEYS = (
     "intermediate_size",
 )
 
+# bert_tf's keys beyond google-research's that may be None (unset): left out of `to_dict`.
+_OPTIONAL_KEYS = ("masked_lm_hidden_act", "masked_lm_layer_norm_eps")
+
 # Keys that Hugging Face writes into a BERT config.json and that do not change the
 # encoder's math (bookkeeping, generation or head settings).
 _IGNORED_HF_KEYS = frozenset({
@@ -66,6 +69,12 @@ class BertConfig:
     type_vocab_size: int = 2
     initializer_range: float = 0.02
     layer_norm_eps: float = 1e-12
+    # The masked-LM head's transform where it differs from the encoder's (keras-hub's
+    # `BertMaskedLM` computes the exact GELU and epsilon 1e-5 over a tanh-GELU, 1e-12
+    # backbone); None: `hidden_act` and `layer_norm_eps`. Written only when set, so a
+    # `bert_config.json` without them reads as before.
+    masked_lm_hidden_act: str = None
+    masked_lm_layer_norm_eps: float = None
 
     def __post_init__(self):
         for name in ("vocab_size", "hidden_size", "num_hidden_layers", "num_attention_heads",
@@ -78,22 +87,27 @@ class BertConfig:
                 "`hidden_size` must be divisible by `num_attention_heads`. Received: "
                 f"`hidden_size={self.hidden_size}`, `num_attention_heads={self.num_attention_heads}`."
             )
-        if not isinstance(self.hidden_act, str) or self.hidden_act not in HIDDEN_ACTS:
-            raise ConfigError(
-                f"Unknown `hidden_act={self.hidden_act!r}`. Expected one of {sorted(HIDDEN_ACTS)}."
-            )
-        for name in ("hidden_dropout_prob", "attention_probs_dropout_prob", "initializer_range",
-                     "layer_norm_eps"):
+        for name in ("hidden_act", "masked_lm_hidden_act"):
             value = getattr(self, name)
+            if name in _OPTIONAL_KEYS and value is None:
+                continue
+            if not isinstance(value, str) or value not in HIDDEN_ACTS:
+                raise ConfigError(
+                    f"Unknown `{name}={value!r}`. Expected one of {sorted(HIDDEN_ACTS)}.")
+        for name in ("hidden_dropout_prob", "attention_probs_dropout_prob", "initializer_range",
+                     "layer_norm_eps", "masked_lm_layer_norm_eps"):
+            value = getattr(self, name)
+            if name in _OPTIONAL_KEYS and value is None:
+                continue
             if not isinstance(value, (int, float)) or isinstance(value, bool):
                 raise ConfigError(f"`{name}` must be a number. Received: `{name}={value!r}`.")
         for name in ("hidden_dropout_prob", "attention_probs_dropout_prob"):
             value = getattr(self, name)
             if not 0.0 <= value < 1.0:
                 raise ConfigError(f"`{name}` must be in [0, 1). Received: `{name}={value!r}`.")
-        for name in ("initializer_range", "layer_norm_eps"):
+        for name in ("initializer_range", "layer_norm_eps", "masked_lm_layer_norm_eps"):
             value = getattr(self, name)
-            if not 0.0 < value < float("inf"):
+            if value is not None and not 0.0 < value < float("inf"):
                 raise ConfigError(f"`{name}` must be positive. Received: `{name}={value!r}`.")
 
     @property
@@ -144,7 +158,9 @@ class BertConfig:
         return cls.from_dict(values, source=path)
 
     def to_dict(self):
-        return dataclasses.asdict(self)
+        """The config's keys and values; optional keys only where set."""
+        return {key: value for key, value in dataclasses.asdict(self).items()
+                if value is not None or key not in _OPTIONAL_KEYS}
 
     def to_json_file(self, path):
         with open(path, "w", encoding="utf-8") as f:

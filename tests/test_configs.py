@@ -32,6 +32,15 @@ def test_json_round_trip(tmp_path):
     assert BertConfig.from_json_file(str(tmp_path / "c.json")) == config
 
 
+def test_masked_lm_head_keys_round_trip_and_are_written_only_when_set(tmp_path):
+    config = BertConfig.from_dict(dict(GOOGLE_BASE, masked_lm_hidden_act="gelu",
+                                       masked_lm_layer_norm_eps=1e-5))
+    config.to_json_file(str(tmp_path / "c.json"))
+    assert BertConfig.from_json_file(str(tmp_path / "c.json")) == config
+    assert sorted(BertConfig.from_dict(GOOGLE_BASE).to_dict()) == sorted(
+        dict(GOOGLE_BASE, layer_norm_eps=1e-12))  # google-research's keys, unchanged
+
+
 def test_missing_key_is_named(tmp_path):
     values = dict(GOOGLE_BASE)
     del values["num_attention_heads"]
@@ -56,6 +65,8 @@ def test_unknown_key_is_named():
     ("initializer_range", 0, "initializer_range.*must be positive"),
     ("hidden_act", ["gelu"], "Unknown `hidden_act"),
     ("vocab_size", "30522", "positive integer"),
+    ("masked_lm_hidden_act", "gelu_fast", "Unknown `masked_lm_hidden_act"),
+    ("masked_lm_layer_norm_eps", 0, "masked_lm_layer_norm_eps.*must be positive"),
 ])
 def test_bad_values(key, value, message):
     with pytest.raises(ConfigError, match=message):

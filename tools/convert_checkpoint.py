@@ -11,6 +11,12 @@ r"""Converts BERT checkpoints between the formats bert_tf reads and writes.
   # bert_tf model directory -> Hugging Face folder (loads with transformers' BertModel)
   python tools/convert_checkpoint.py --from=ours --to=huggingface \
       --input=/tmp/bert_base --output_dir=/tmp/bert_base_hf
+  # Model Garden pretrainer, its next-sentence pooler read as the encoder's pooler
+  python tools/convert_checkpoint.py --input=mg_pretrainer --output_dir=/tmp/mg \
+      --copy_pooler_dense_to_encoder --do_lower_case
+  # TF Hub encoder, vocab and casing checked against its preprocessing model
+  python tools/convert_checkpoint.py --input=bert_en_uncased_L-12_H-768_A-12_4 \
+      --preprocess_dir=bert_en_uncased_preprocess_3 --output_dir=/tmp/hub_bert
   # what a folder is (format, architecture, head and labels, vocab, casing); no weights read
   python tools/convert_checkpoint.py --describe=bert-sst2
 
@@ -18,6 +24,8 @@ r"""Converts BERT checkpoints between the formats bert_tf reads and writes.
 of bert_tf.checkpoints.registry (--helpshort lists them; `ours` is `model_dir`). A model directory gets a
 model_info.json with the head it holds and `do_lower_case` (from --do_lower_case, else the
 HF folder's tokenizer_config.json, else guessed from the vocab).
+A format's own flags (--bert_config_file and --vocab_file: google_research;
+--copy_pooler_dense_to_encoder: model_garden; --preprocess_dir: tf_hub) are refused for others.
 --output_dir must not exist or be empty; a checkpoint with NaN or Inf weights is refused.
 """
 
@@ -40,6 +48,11 @@ flags.DEFINE_string("bert_config_file", None, "google_research: bert_config.json
                     "(default: beside the checkpoint).")
 flags.DEFINE_string("vocab_file", None, "google_research: vocab.txt (default: beside the "
                     "checkpoint).")
+flags.DEFINE_bool("copy_pooler_dense_to_encoder", None, "model_garden: read the pooler from "
+                  "the next-sentence head's `next_sentence.pooler_dense` (what Model Garden's "
+                  "pretraining trains) instead of the encoder's own.")
+flags.DEFINE_string("preprocess_dir", None, "tf_hub: the encoder's TF Hub preprocessing "
+                    "SavedModel, for its vocab and casing (checked against the encoder's).")
 flags.DEFINE_bool("do_lower_case", None, "--to=model_dir: whether the model is uncased "
                   "(recorded in model_info.json; default: tokenizer_config.json's, else "
                   "guessed from the vocab).")
@@ -57,7 +70,9 @@ def main(argv):
         raise UserError("--input and --output_dir are required (or --describe=FOLDER).")
     convert_checkpoint(FLAGS["from"].value, FLAGS.input, FLAGS.to, FLAGS.output_dir,
                        do_lower_case=FLAGS.do_lower_case,
-                       bert_config_file=FLAGS.bert_config_file, vocab_file=FLAGS.vocab_file)
+                       bert_config_file=FLAGS.bert_config_file, vocab_file=FLAGS.vocab_file,
+                       copy_pooler_dense_to_encoder=FLAGS.copy_pooler_dense_to_encoder,
+                       preprocess_dir=FLAGS.preprocess_dir)
     print(f"wrote {FLAGS.output_dir} ({FLAGS.to})")
 
 

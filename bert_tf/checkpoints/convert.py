@@ -42,7 +42,8 @@ def convert_checkpoint(source, input_path, target, output_dir, do_lower_case=Non
       do_lower_case: the model's casing, recorded in `model_info.json` (None: the source's
         record, else a guess from the vocab); model_dir targets only.
       **options: the source format's own read options (`Format.options`: google_research's
-        `bert_config_file`, `vocab_file`); None values are dropped.
+        `bert_config_file`, `vocab_file`; model_garden's `copy_pooler_dense_to_encoder`;
+        tf_hub's `preprocess_dir`); None values are dropped.
 
     Raises:
       CheckpointError: an unknown or pointless pair of formats, options the source does not
@@ -64,8 +65,8 @@ def convert_checkpoint(source, input_path, target, output_dir, do_lower_case=Non
         flags = " and ".join(f"--{name}" for name in unknown)
         owners = [entry.name for entry in registry.FORMATS if set(unknown) <= set(entry.options)]
         verb = "apply" if len(unknown) > 1 else "applies"
-        raise CheckpointError(f"{flags} {verb} to {' and '.join(owners)} checkpoints only; "
-                              f"{reader.name} inputs carry their own.")
+        raise CheckpointError(f"{flags} {verb} to {' and '.join(owners)} checkpoints only, "
+                              f"not to {input_path} (a {reader.title}).")
     if writer.name != DEFAULT_TARGET and do_lower_case is not None:
         raise CheckpointError("--do_lower_case is recorded in a model directory's "
                               f"model_info.json; it does not apply to --to={target}.")

@@ -23,6 +23,9 @@ class BertPretrainer(BertTaskModel):
         int32 `[B, K]`, each sequence's [CLS]; `input_mask` numbers the sequences 1..k.
         Each sequence gets the logits it would get alone in its own row.
 
+    The masked-LM head's transform takes the config's `masked_lm_hidden_act` and
+    `masked_lm_layer_norm_eps` where set (a keras-hub `BertMaskedLM`), else the encoder's.
+
     Inputs: the encoder inputs plus `masked_lm_positions` int32 `[B, P]`. Outputs:
     `mlm_logits` float32 `[B, P, V]` and (with NSP) `nsp_logits` float32 `[B, 2]`
     (`[B, K, 2]` with `packed_rows`).
@@ -39,9 +42,10 @@ class BertPretrainer(BertTaskModel):
         check_encoder(encoder)
         config = encoder.config
         masked_lm = MaskedLMHead(
-            encoder.embeddings.word_embeddings, hidden_act=config.hidden_act,
-            layer_norm_eps=config.layer_norm_eps, initializer_range=config.initializer_range,
-            name="masked_lm")
+            encoder.embeddings.word_embeddings,
+            hidden_act=config.masked_lm_hidden_act or config.hidden_act,
+            layer_norm_eps=config.masked_lm_layer_norm_eps or config.layer_norm_eps,
+            initializer_range=config.initializer_range, name="masked_lm")
         next_sentence = None
         if use_next_sentence:
             next_sentence = keras.layers.Dense(

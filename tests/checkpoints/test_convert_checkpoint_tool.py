@@ -4,13 +4,18 @@ import os
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 
 from bert_tf.checkpoints.convert import convert_checkpoint
 from bert_tf.models.bert_encoder import BertEncoder
+from tests.entry_points import assert_user_error, call_entry_point
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 TOOL = os.path.join(ROOT, "tools", "convert_checkpoint.py")
+MODEL_GARDEN = os.path.join(ROOT, "tests", "testdata", "model_garden")
+TF_HUB = os.path.join(ROOT, "tests", "testdata", "tf_hub")
+HF_PRETRAINING = os.path.join(ROOT, "tests", "testdata", "hf_tasks", "pretraining_pt")
 
 
 def _run_tool(*args):
@@ -46,3 +51,46 @@ def test_dispatcher_refuses_pointless_or_wrong_arguments(tmp_path):
                            vocab_file="vocab.txt")
     with pytest.raises(ValueError, match="sources are"):
         convert_checkpoint("onnx", str(tmp_path), "model_dir", str(tmp_path / "out"))
+
+
+def test_copy_pooler_dense_to_encoder_flag_reads_the_next_sentence_pooler(tmp_path):
+    """The model directory's pooled output is Model Garden's NSP pooler's, not the encoder's."""
+    reference = np.load(os.path.join(MODEL_GARDEN, "model_garden_reference.npz"))
+    expected = reference["pretrainer_nsp/next_sentence_pooled_output"]
+    assert not np.allclose(expected, reference["pretrainer_nsp/pooled_output"], atol=1e-3)
+    output_dir = tmp_path / "model"
+    result = call_entry_point("tools/convert_checkpoint.py",
+                              f"--input={MODEL_GARDEN}/pretrainer_nsp",
+                              f"--output_dir={output_dir}", "--copy_pooler_dense_to_encoder",
+                              "--do_lower_case")
+    assert result.returncode == 0, result.stderr[-3000:]
+    encoder = BertEncoder.from_pretrained(str(output_dir))
+    inputs = {key: reference[key] for key in ("input_word_ids", "input_mask", "input_type_ids")}
+    np.testing.assert_allclose(encoder(inputs)["pooled_output"].numpy(), expected, atol=1e-5)
+
+
+def test_preprocess_dir_flag_reaches_the_tf_hub_reader(tmp_path):
+    """A preprocessing model converts; an encoder given as one is refused by the reader."""
+    encoder = os.path.join(TF_HUB, "bert_uncased_tiny")
+    result = call_entry_point("tools/convert_checkpoint.py", f"--input={encoder}",
+                              f"--preprocess_dir={encoder}_preprocess",
+                              f"--output_dir={tmp_path / 'model'}")
+    assert result.returncode == 0, result.stderr[-3000:]
+    result = call_entry_point("tools/convert_checkpoint.py", f"--input={encoder}",
+                              f"--preprocess_dir={encoder}", f"--output_dir={tmp_path / 'no'}")
+    assert_user_error(result, "a TF Hub encoder, not a preprocessing")
+    assert not (tmp_path / "no").exists()
+
+
+@pytest.mark.parametrize("flag, source, owner", [
+    ("--copy_pooler_dense_to_encoder", HF_PRETRAINING, "model_garden"),
+    (f"--preprocess_dir={TF_HUB}/bert_uncased_tiny_preprocess", f"{MODEL_GARDEN}/encoder",
+     "tf_hub"),
+])
+def test_format_flag_for_another_format_is_one_line(tmp_path, flag, source, owner):
+    """A format's own flag for another format's input: one line, exit 1, nothing written."""
+    result = call_entry_point("tools/convert_checkpoint.py", f"--input={source}", flag,
+                              f"--output_dir={tmp_path / 'out'}")
+    assert_user_error(result, f"{flag.split('=')[0]} applies to {owner} checkpoints only",
+                      f"not to {source}")
+    assert not (tmp_path / "out").exists()

@@ -91,3 +91,24 @@ def test_span_and_choice_models_export_their_heads(tmp_path):
         back = load_huggingface_task(str(tmp_path / name))
         assert back.architecture == task.architecture
         np.testing.assert_array_equal(back.task_head.kernel.numpy(), task.task_head.kernel.numpy())
+
+
+def test_masked_lm_export_names_the_pooler_it_drops(tmp_path, caplog):
+    """BertForMaskedLM has no pooler (transformers lists a kept one as UNEXPECTED): a
+    pretrainer that holds one is written without it and a warning names its tensors; a folder
+    read without one (transformers' own BertForMaskedLM) gives no warning."""
+    from bert_tf.checkpoints.huggingface import writer
+
+    pretrained = load_huggingface_task(folder_of("pretraining"))
+    assert pretrained.has_pooler
+    del pretrained.heads["next_sentence"]  # a masked-LM-only pretrainer, pooler held
+    with caplog.at_level("WARNING"):
+        writer.write(pretrained, str(tmp_path / "mlm"))
+    assert "bert.pooler.dense.weight, bert.pooler.dense.bias" in caplog.text
+    assert "BertForMaskedLM has no pooler" in caplog.text
+    written = load_file(str(tmp_path / "mlm" / "model.safetensors"))
+    assert not [key for key in written if "pooler" in key]
+    caplog.clear()
+    with caplog.at_level("WARNING"):
+        writer.write(load_huggingface_task(folder_of("masked_lm")), str(tmp_path / "again"))
+    assert "pooler" not in caplog.text

@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 from bert_tf.checkpoints import registry
+from bert_tf.checkpoints.convert import convert_checkpoint
 from bert_tf.checkpoints.keras_hub import preset as preset_lib
 from bert_tf.checkpoints.keras_hub import writer
 from bert_tf.file_io import OutputExistsError
@@ -96,6 +97,43 @@ def test_masked_lm_logits_equal_keras_hub(read_fixtures, references):
     assert pretrained.lower_case is False  # the fixture's tokenizer is cased
     sequence = pretrained.encoder(_encoder_inputs(references, "masked_lm"))["sequence_output"]
     logits = pretrained.heads["masked_lm"](sequence, references["masked_lm/mask_positions"])
+    np.testing.assert_allclose(logits.numpy(), references["masked_lm/logits"], atol=TOLERANCE)
+
+
+def _masked_lm_inputs(references):
+    return dict(_encoder_inputs(references, "masked_lm"),
+                masked_lm_positions=references["masked_lm/mask_positions"])
+
+
+def test_masked_lm_head_settings_survive_a_model_directory(references, tmp_path):
+    """keras-hub's exact-GELU, epsilon-1e-5 head, rebuilt from a converted model directory by
+    each public path (before, they rebuilt it with the encoder's tanh GELU: 1.6e-3 off)."""
+    from bert_tf.keras_tasks import MaskedLM
+    from bert_tf.model_dir import read_config, restore_model_dir
+    from bert_tf.models import BertEncoder, BertPretrainer
+
+    model_dir = str(tmp_path / "model_dir")
+    convert_checkpoint(None, os.path.join(FIXTURES, "masked_lm"), "model_dir", model_dir)
+    restored = BertPretrainer(BertEncoder(read_config(model_dir)), use_next_sentence=False)
+    restore_model_dir(model_dir, **restored.checkpoint_items())  # as fill_mask and export do
+    models = {"build_model": registry.load_pretrained(model_dir).build_model(),
+              "MaskedLM.from_pretrained": MaskedLM.from_pretrained(model_dir),
+              "restore_model_dir": restored}
+    for name, model in models.items():
+        logits = model(_masked_lm_inputs(references))["mlm_logits"]
+        np.testing.assert_allclose(logits.numpy(), references["masked_lm/logits"],
+                                   atol=TOLERANCE, err_msg=name)
+
+
+def test_masked_lm_head_settings_survive_a_hugging_face_folder(references, tmp_path, caplog):
+    """transformers' head takes the encoder's settings, so the export warns; bert_tf reads
+    the head's own back from config.json."""
+    hf_dir = str(tmp_path / "hf")
+    with caplog.at_level("WARNING"):
+        convert_checkpoint(None, os.path.join(FIXTURES, "masked_lm"), "huggingface", hf_dir)
+    assert "head computes gelu and 1e-05" in caplog.text
+    logits = registry.load_pretrained(hf_dir).build_model()(
+        _masked_lm_inputs(references))["mlm_logits"]
     np.testing.assert_allclose(logits.numpy(), references["masked_lm/logits"], atol=TOLERANCE)
 
 

@@ -18,7 +18,11 @@ architecture follows the head:
 `Pretrained`, so every format bert_tf reads converts to this one; a model directory exports
 by its `model_info.json` `head` (label names and problem type from there too).
 Architectures that transformers builds without a pooler (masked LM, tokens, spans) are
-written without one, so it loads them with no unexpected keys.
+written without one, so it loads them with no unexpected keys (transformers 5 lists a kept
+`bert.pooler.*` as UNEXPECTED in `BertForMaskedLM`'s load report); a pretrainer's pooler
+dropped so is named in a warning. transformers computes the masked-LM head with the encoder's
+`hidden_act` and `layer_norm_eps`: a head with its own (a keras-hub `BertMaskedLM`'s) is
+written with a warning, its settings kept in `config.json` for bert_tf to read back.
 
 Example:
 >>> export_huggingface_checkpoint(TextClassifier.from_pretrained("sst2_model_dir/"),
@@ -124,6 +128,36 @@ def _tensors(pretrained):
             else safetensors_file.PREFIX + name: value for name, value in tensors.items()}
 
 
+def _warn_dropped_pooler(pretrained):
+    """Warns, naming them, where a pretrainer's pooler weights are not written: transformers'
+    `BertForMaskedLM` has no pooler (and lists a kept one as UNEXPECTED when it loads)."""
+    architecture = export_architecture(pretrained)
+    if (pretrained.head != "pretrainer" or architecture not in NO_POOLER
+            or not pretrained.has_pooler):
+        return
+    dropped = [safetensors_file.PREFIX + rule.source for rule in safetensors_file.TABLE
+               if rule.target.startswith("pooler/")]
+    logging.warning("transformers' %s has no pooler: %s's pooler weights (%s) are not written."
+                    " To keep them, export the encoder alone as a BertModel "
+                    "(export_huggingface_checkpoint(model.encoder, ...)).", architecture,
+                    pretrained.path or "the model", ", ".join(dropped))
+
+
+def _warn_head_settings(pretrained):
+    """Warns where the masked-LM head's activation or LayerNorm epsilon differs from the
+    encoder's (a keras-hub `BertMaskedLM`'s): transformers' head takes the encoder's."""
+    head = pretrained.heads.get("masked_lm") if pretrained.head == "pretrainer" else None
+    config = pretrained.config
+    if head is None or (head.hidden_act, head.layer_norm_eps) == (config.hidden_act,
+                                                                  config.layer_norm_eps):
+        return
+    logging.warning("transformers computes the masked-LM head with the encoder's hidden_act %s "
+                    "and layer_norm_eps %g; %s's head computes %s and %g, so its logits in "
+                    "transformers will differ slightly.", config.hidden_act,
+                    config.layer_norm_eps, pretrained.path or "the model", head.hidden_act,
+                    head.layer_norm_eps)
+
+
 def _hf_config(pretrained):
     values = pretrained.config.to_dict()
     values["hidden_act"] = _HF_ACTIVATIONS.get(values["hidden_act"], values["hidden_act"])
@@ -153,6 +187,8 @@ def write(pretrained, hf_dir, vocab_file=None):
       The path of the written `model.safetensors`.
     """
     tensors = _tensors(pretrained)
+    _warn_dropped_pooler(pretrained)
+    _warn_head_settings(pretrained)
     tf.io.gfile.makedirs(hf_dir)
     path = os.path.join(hf_dir, safetensors_file.WEIGHTS_FILE)
     require_extra("safetensors.numpy", extra="hf").save_file(tensors, path,

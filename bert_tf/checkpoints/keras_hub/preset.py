@@ -66,7 +66,8 @@ class Preset:
 
     Attributes:
       folder: the preset folder.
-      config: the backbone's `BertConfig`.
+      config: the backbone's `BertConfig`; a `BertMaskedLM`'s adds its head's activation
+        and epsilon (`masked_lm_hidden_act`, `masked_lm_layer_norm_eps`).
       task: `BertTextClassifier`, `BertMaskedLM`, or None (a backbone preset).
       num_classes: the classifier's output count, or None.
       dropout_rate: the classifier's dropout, or None.
@@ -166,6 +167,9 @@ def _read_task(preset):
     backbone = config.get("backbone")
     if isinstance(backbone, dict) and backbone_config(backbone, path) != preset.config:
         raise CheckpointError(f"{path}: its backbone config differs from {CONFIG_FILE}'s.")
+    if preset.task == MASKED_LM:
+        preset.config = dataclasses.replace(preset.config, masked_lm_hidden_act=MASKED_LM_ACT,
+                                            masked_lm_layer_norm_eps=MASKED_LM_LAYER_NORM_EPS)
     if preset.task == CLASSIFIER:
         preset.num_classes = _number(config, "num_classes", path)
         activation = config.get("activation")

@@ -3,7 +3,9 @@
 The backbone becomes a `BertEncoder` (`hidden_act` gelu_approximate, keras-hub's), a
 `BertTextClassifier`'s `logits` Dense the task head (what `TextClassifier.from_pretrained`
 keeps), a `BertMaskedLM`'s head the `masked_lm` pretraining head (exact GELU, LayerNorm
-epsilon 1e-5, as keras-hub computes it), the tokenizer's vocabulary and `lowercase` the vocab
+epsilon 1e-5, as keras-hub computes it: the config's `masked_lm_hidden_act` and
+`masked_lm_layer_norm_eps`, so every model rebuilt from it, a model directory's included,
+computes the same), the tokenizer's vocabulary and `lowercase` the vocab
 and casing, and the preprocessor's `sequence_length` the `max_seq_length`. Every weight goes
 through `weights_file.TABLE` and `weight_map.assign_from` (shapes checked first, every tensor
 used once).
@@ -25,7 +27,6 @@ from bert_tf.checkpoints.keras_hub import preset as preset_lib
 from bert_tf.checkpoints.keras_hub import weights_file
 from bert_tf.checkpoints.pretrained import Pretrained
 from bert_tf.checkpoints.tokenizer_json import FolderVocab
-from bert_tf.layers.masked_lm_head import MaskedLMHead
 from bert_tf.model_dir import CheckpointError
 from bert_tf.tokenization import vocab as vocab_lib
 
@@ -75,14 +76,6 @@ def _vocab(preset):
                        where=preset.path(preset_lib.TOKENIZER_FILE))
 
 
-def masked_lm_head(encoder):
-    """A `MaskedLMHead` computing what keras-hub's `BertMaskedLM` head does."""
-    head = MaskedLMHead(encoder.embeddings.word_embeddings, hidden_act=preset_lib.MASKED_LM_ACT,
-                        layer_norm_eps=preset_lib.MASKED_LM_LAYER_NORM_EPS, name="masked_lm")
-    head.build()
-    return head
-
-
 def read(path, do_lower_case=None):
     """Reads a keras-hub BERT preset into a `Pretrained`.
 
@@ -96,14 +89,11 @@ def read(path, do_lower_case=None):
     vocab = _vocab(preset)
     lower_case = vocab.choose_lower_case(do_lower_case)
     config = preset.config
-    encoder, _ = weight_map.build_models(
-        config, where=preset.path(preset_lib.CONFIG_FILE))
-    heads, layers = {}, [encoder]
-    if preset.task == preset_lib.MASKED_LM:
-        heads["masked_lm"] = masked_lm_head(encoder)
-        layers.append(heads["masked_lm"])
+    encoder, heads = weight_map.build_models(
+        config, ["masked_lm"] if preset.task == preset_lib.MASKED_LM else [],
+        where=preset.path(preset_lib.CONFIG_FILE))
     rules = weights_file.expand(config, list(heads))
-    weights = weight_map.model_weights(*layers)
+    weights = weight_map.model_weights(encoder, *heads.values())
     task_head = None
     if preset.task == preset_lib.CLASSIFIER:
         task_head = keras.layers.Dense(preset.num_classes, dtype="float32", name=TASK_HEAD)
