@@ -50,7 +50,7 @@ from benchmarks import REPO_ROOT
 from benchmarks.peer_process import PeerError, peer_json_rows
 from benchmarks.real_sentences import bbc_news_sentences
 from bert_tf.checkpoints import export_huggingface_checkpoint
-from bert_tf.dtype_policy import policy_scope
+from bert_tf.dtype_policy import measured_matmul_flops, policy_scope
 from bert_tf.finetuning import conll
 from bert_tf.keras_tasks import TextClassifier, TokenClassifier
 from bert_tf.metrics.conlleval import evaluate_tags
@@ -332,7 +332,9 @@ def benchmark_finetune_peers(model_dir, tasks, seeds, ref_python, hf_dir=None,
     """
     use_threads()
     yield {"what": "machine", "cpu": cpu_model(), "cpus": os.cpu_count(),
-           "load": os.getloadavg()[0], "threads": THREADS, "ref_python": ref_python}
+           "load": os.getloadavg()[0], "threads": THREADS, "ref_python": ref_python,
+           **{f"{dtype}_matmul_gflop_per_s": measured_matmul_flops(dtype) / 1e9
+              for dtype in dict.fromkeys((FLOAT32, *dtypes))}}
     with tempfile.TemporaryDirectory() as work_dir:
         if hf_dir is None:
             hf_dir = os.path.join(work_dir, "hf")
