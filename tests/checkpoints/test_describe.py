@@ -215,6 +215,19 @@ def test_index_naming_a_weight_no_shard_holds(tmp_path, name, fmt, shard, weight
     assert message.startswith(os.path.join(folder, INDEX_FILES[fmt]))
 
 
+def test_a_weight_in_two_tf_shards(tmp_path):
+    import h5py
+
+    folder = _copy(tmp_path, "pretraining", "sharded_tf")
+    name = "bert/embeddings/LayerNorm/beta:0"
+    first, second = (os.path.join(folder, f"tf_model-0000{i}-of-00003.h5") for i in (1, 2))
+    with h5py.File(first, "r") as source, h5py.File(second, "r+") as shard:
+        shard.create_dataset(name, data=source[name][()])
+        shard.attrs["layer_names"] = list(shard.attrs["layer_names"]) + [name.encode()]
+    message = _refused(folder, f"tensor `{name}` is also in", tmp_path)
+    assert message.startswith(second) and first in message
+
+
 def test_converter_detects_the_source(tmp_path):
     model_dir = str(tmp_path / "model")
     convert_checkpoint(None, folder_of("token_classification", "tf"), "model_dir", model_dir)
