@@ -171,8 +171,8 @@ def read_shard(path):
         for dataset in map(_text, f.attrs["layer_names"]):
             name = _stem_dropped(dataset)
             if name in shapes:
-                raise CheckpointError(f"{path}: `{dataset}` and `{datasets[name]}` are one "
-                                      "weight.")
+                raise CheckpointError(f"{path}: `{dataset}` and `{datasets[name]}` both "
+                                      f"name weight `{name}`.")
             shapes[name], datasets[name] = _dataset(h5py, f, dataset, path).shape, dataset
 
     def read(name):
