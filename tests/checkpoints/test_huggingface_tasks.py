@@ -95,6 +95,7 @@ def test_heads_and_poolers():
 
 
 def _all_weights(task):
+    """The encoder's weights, then its task head's or pretraining heads'."""
     heads = [task.task_head] if task.task_head is not None else list(task.heads.values())
     return task.encoder.weights + [w for head in heads for w in head.weights]
 
@@ -103,8 +104,7 @@ def _all_weights(task):
 def test_shards_read_as_the_single_file(name, single, sharded, references, run_encoder):
     one, split = (load_huggingface_task(folder_of(name, fmt)) for fmt in (single, sharded))
     assert (split.head, sorted(split.heads)) == (one.head, sorted(one.heads))
-    pairs = list(zip(_all_weights(one), _all_weights(split), strict=True))
-    for a, b in pairs:
+    for a, b in zip(_all_weights(one), _all_weights(split), strict=True):
         assert a.path == b.path
         np.testing.assert_array_equal(a.numpy(), b.numpy(), err_msg=a.path)
     ids = {key: references[f"{name}/{key}"] for key in IDS}
