@@ -223,7 +223,8 @@ def test_a_weight_in_two_tf_shards(tmp_path):
     first, second = (os.path.join(folder, f"tf_model-0000{i}-of-00003.h5") for i in (1, 2))
     with h5py.File(first, "r") as source, h5py.File(second, "r+") as shard:
         shard.create_dataset(name, data=source[name][()])
-        shard.attrs["layer_names"] = list(shard.attrs["layer_names"]) + [name.encode()]
+        names = [n.encode() if isinstance(n, str) else n for n in shard.attrs["layer_names"]]
+        shard.attrs["layer_names"] = names + [name.encode()]
     message = _refused(folder, f"tensor `{name}` is also in", tmp_path)
     assert message.startswith(second) and first in message
 
