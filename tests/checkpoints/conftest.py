@@ -100,3 +100,13 @@ def edit_config(folder, **changes):
     config.update(changes)
     with open(path, "w") as f:
         json.dump(config, f)
+
+
+def list_in_index(folder, index_file, weight, shard):
+    """Lists `weight` in `shard` in the folder's sharded-weights index (a copy the test owns)."""
+    path = os.path.join(folder, index_file)
+    with open(path) as f:
+        index = json.load(f)
+    index["weight_map"][weight] = shard
+    with open(path, "w") as f:
+        json.dump(index, f)

@@ -1,6 +1,7 @@
 """tools/convert_checkpoint.py: the CLI end to end, and the dispatcher's refusals."""
 
 import os
+import shutil
 import subprocess
 import sys
 
@@ -9,6 +10,7 @@ import pytest
 
 from bert_tf.checkpoints.convert import convert_checkpoint
 from bert_tf.models.bert_encoder import BertEncoder
+from tests.checkpoints.conftest import list_in_index
 from tests.entry_points import assert_user_error, call_entry_point
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -16,6 +18,7 @@ TOOL = os.path.join(ROOT, "tools", "convert_checkpoint.py")
 MODEL_GARDEN = os.path.join(ROOT, "tests", "testdata", "model_garden")
 TF_HUB = os.path.join(ROOT, "tests", "testdata", "tf_hub")
 HF_PRETRAINING = os.path.join(ROOT, "tests", "testdata", "hf_tasks", "pretraining_pt")
+HF_SHARDED_TF = os.path.join(ROOT, "tests", "testdata", "hf_tasks", "pretraining_sharded_tf")
 
 
 def _run_tool(*args):
@@ -32,6 +35,25 @@ def test_cli_user_mistake_is_one_line_not_a_traceback(tmp_path):
     assert result.returncode == 1
     assert "pytorch_model.bin, a Python pickle" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+@pytest.mark.parametrize("broken", ["missing shard", "weight not in its shard"])
+def test_broken_tf_shards_are_one_line_errors(tmp_path, broken):
+    folder = tmp_path / "sharded"
+    shutil.copytree(HF_SHARDED_TF, folder)
+    index = str(folder / "tf_model.h5.index.json")
+    if broken == "missing shard":
+        os.remove(folder / "tf_model-00003-of-00003.h5")
+        fragment = "names shard 'tf_model-00003-of-00003.h5', which is not in"
+    else:
+        list_in_index(str(folder), "tf_model.h5.index.json", "tf_bert_for_pre_training/x:0",
+                     "tf_model-00001-of-00003.h5")
+        fragment = "puts `tf_bert_for_pre_training/x:0` in tf_model-00001-of-00003.h5"
+    for args in ([f"--describe={folder}"],
+                 [f"--input={folder}", f"--output_dir={tmp_path / 'out'}"]):
+        assert_user_error(call_entry_point("tools/convert_checkpoint.py", *args), index,
+                          fragment)
+    assert not (tmp_path / "out").exists()
 
 
 def test_dispatcher_round_trip(tiny_hf_dir, tmp_path):

@@ -11,14 +11,16 @@ import pytest
 from safetensors.numpy import load_file
 
 from bert_tf.checkpoints.convert import convert_checkpoint
-from bert_tf.checkpoints.registry import describe_folder, detect_format
+from bert_tf.checkpoints.registry import FORMATS, describe_folder, detect_format
 from bert_tf.checkpoints.huggingface import read as load_huggingface_task
 from bert_tf.checkpoints.registry import load_pretrained
 from bert_tf.model_dir import CheckpointError
 from tests.checkpoints.conftest import folder_of
-from tests.checkpoints.conftest import edit_config
+from tests.checkpoints.conftest import edit_config, list_in_index
 from tests.checkpoints.test_huggingface_tasks import FOLDERS, _copy
 
+INDEX_FILES = {"sharded_pt": "model.safetensors.index.json",
+               "sharded_tf": "tf_model.h5.index.json"}
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 TOOL = os.path.join(ROOT, "tools", "convert_checkpoint.py")
 
@@ -28,7 +30,8 @@ HEADS = {"BertModel": ("encoder", None), "BertForPreTraining": ("pretrainer", No
          "BertForTokenClassification": ("token_classifier", None),
          "BertForQuestionAnswering": ("span_labeler", 2),
          "BertForMultipleChoice": ("multiple_choice", 1)}
-LAYOUTS = {"pt": "safetensors", "tf": "TF h5", "sharded_pt": "safetensors, sharded"}
+LAYOUTS = {"pt": "safetensors", "tf": "TF h5", "sharded_pt": "safetensors, sharded",
+           "sharded_tf": "TF h5, sharded"}
 
 
 @pytest.mark.parametrize("name, fmt", FOLDERS)
@@ -59,6 +62,9 @@ def test_shards_and_pretraining_heads_are_listed():
     described = describe_folder(folder_of("sequence_classification", "sharded_pt"))
     assert described.weights[0] == "model.safetensors.index.json"
     assert len(described.weights) == 4
+    described = describe_folder(folder_of("pretraining", "sharded_tf"))
+    assert described.weights == ["tf_model.h5.index.json", "tf_model-00001-of-00003.h5",
+                                 "tf_model-00002-of-00003.h5", "tf_model-00003-of-00003.h5"]
     assert describe_folder(folder_of("pretraining", "tf")).pretraining_heads == [
         "masked_lm", "next_sentence"]
 
@@ -180,11 +186,47 @@ def test_pickle_only_folder_says_how_to_convert(tmp_path):
         describe_folder(str(folder))
 
 
-def test_sharded_index_naming_a_missing_shard(tmp_path):
-    folder = _copy(tmp_path, "sequence_classification", "sharded_pt")
-    os.remove(os.path.join(folder, "model-00002-of-00003.safetensors"))
-    _refused(folder, "names shard 'model-00002-of-00003.safetensors', which is not in",
-             tmp_path)
+# (fixture, folder suffix, its second shard, a weight name its index may list).
+SHARDS = [("sequence_classification", "sharded_pt", "model-00002-of-00003.safetensors",
+           "bert.encoder.layer.9.output.dense.weight"),
+          ("pretraining", "sharded_tf", "tf_model-00002-of-00003.h5",
+           "tf_bert_for_pre_training/bert/encoder/layer_._9/output/dense/kernel:0")]
+
+
+def test_index_and_shards_alone_are_a_huggingface_folder():
+    folder = folder_of("pretraining", "sharded_tf")
+    assert not os.path.exists(os.path.join(folder, "tf_model.h5"))
+    assert [entry.name for entry in FORMATS if entry.recognise(folder)] == ["huggingface"]
+
+
+@pytest.mark.parametrize("name, fmt, shard, weight", SHARDS)
+def test_sharded_index_naming_a_missing_shard(tmp_path, name, fmt, shard, weight):
+    folder = _copy(tmp_path, name, fmt)
+    os.remove(os.path.join(folder, shard))
+    message = _refused(folder, f"names shard '{shard}', which is not in", tmp_path)
+    assert message.startswith(os.path.join(folder, INDEX_FILES[fmt]))
+
+
+@pytest.mark.parametrize("name, fmt, shard, weight", SHARDS)
+def test_index_naming_a_weight_no_shard_holds(tmp_path, name, fmt, shard, weight):
+    folder = _copy(tmp_path, name, fmt)
+    list_in_index(folder, INDEX_FILES[fmt], weight, shard)
+    message = _refused(folder, f"puts `{weight}` in {shard}, which does not hold it", tmp_path)
+    assert message.startswith(os.path.join(folder, INDEX_FILES[fmt]))
+
+
+def test_a_weight_in_two_tf_shards(tmp_path):
+    import h5py
+
+    folder = _copy(tmp_path, "pretraining", "sharded_tf")
+    name = "bert/embeddings/LayerNorm/beta:0"
+    first, second = (os.path.join(folder, f"tf_model-0000{i}-of-00003.h5") for i in (1, 2))
+    with h5py.File(first, "r") as source, h5py.File(second, "r+") as shard:
+        shard.create_dataset(name, data=source[name][()])
+        names = [n.encode() if isinstance(n, str) else n for n in shard.attrs["layer_names"]]
+        shard.attrs["layer_names"] = names + [name.encode()]
+    message = _refused(folder, f"tensor `{name}` is also in", tmp_path)
+    assert message.startswith(second) and first in message
 
 
 def test_converter_detects_the_source(tmp_path):

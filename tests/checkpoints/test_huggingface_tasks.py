@@ -1,6 +1,8 @@
 """Hugging Face task folders (BertFor*, PyTorch safetensors and TF h5) against transformers.
 
-The fixtures and references are dev/make_hf_task_fixtures.py's (transformers 4.57.6).
+The fixtures and references are dev/make_hf_task_fixtures.py's (transformers 4.57.6);
+`pretraining_sharded_tf` is `pretraining_tf` re-written as transformers 4 shards it
+(dev/make_sharded_tf_fixture.py).
 """
 
 import json
@@ -24,7 +26,9 @@ FOLDERS = [(name, fmt) for name in ("bert_model", "pretraining", "masked_lm",
                                     "question_answering", "multiple_choice")
            for fmt in ("pt", "tf")] + [
     ("multi_label_classification", "pt"), ("regression", "pt"),
-    ("sequence_classification", "sharded_pt")]
+    ("sequence_classification", "sharded_pt"), ("pretraining", "sharded_tf")]
+# (fixture, single-file suffix, sharded suffix): the same model saved both ways.
+SHARDED = [("sequence_classification", "pt", "sharded_pt"), ("pretraining", "tf", "sharded_tf")]
 
 
 def run_task(task, ids):
@@ -90,12 +94,22 @@ def test_heads_and_poolers():
     assert heads["multiple_choice"].has_pooler and heads["multiple_choice"].num_labels == 1
 
 
-def test_sharded_safetensors_equal_the_single_file():
-    single = load_huggingface_task(folder_of("sequence_classification"))
-    sharded = load_huggingface_task(folder_of("sequence_classification", "sharded_pt"))
-    for a, b in zip(single.encoder.weights + single.task_head.weights,
-                    sharded.encoder.weights + sharded.task_head.weights):
-        np.testing.assert_array_equal(a.numpy(), b.numpy())
+def _all_weights(task):
+    """The encoder's weights, then its task head's or pretraining heads'."""
+    heads = [task.task_head] if task.task_head is not None else list(task.heads.values())
+    return task.encoder.weights + [w for head in heads for w in head.weights]
+
+
+@pytest.mark.parametrize("name, single, sharded", SHARDED)
+def test_shards_read_as_the_single_file(name, single, sharded, references, run_encoder):
+    one, split = (load_huggingface_task(folder_of(name, fmt)) for fmt in (single, sharded))
+    assert (split.head, sorted(split.heads)) == (one.head, sorted(one.heads))
+    for a, b in zip(_all_weights(one), _all_weights(split), strict=True):
+        assert a.path == b.path
+        np.testing.assert_array_equal(a.numpy(), b.numpy(), err_msg=a.path)
+    ids = {key: references[f"{name}/{key}"] for key in IDS}
+    for a, b in zip(run_encoder(one.encoder, ids), run_encoder(split.encoder, ids)):
+        np.testing.assert_array_equal(a, b)
 
 
 def test_tokenizer_json_gives_the_vocab_txt_ids(tmp_path, references, meta):

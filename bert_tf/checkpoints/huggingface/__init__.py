@@ -1,11 +1,11 @@
 """Hugging Face BERT folders as a registry format: `config.json` + weights + vocab.
 
-Weights: PyTorch `model.safetensors` (`safetensors_file`), sharded ones listed in
-`model.safetensors.index.json`, or the TensorFlow `tf_model.h5` of `TFBertFor*`
-(`h5_file`); every `BertFor*` head with its labels (`architectures`); the vocab from
-`vocab.txt` or `tokenizer.json` (`tokenizer_json`). `reader.read` builds a `Pretrained`,
-`writer.write` writes one back as the architecture of its head. A `pytorch_model.bin` is a
-pickle: refused unread, with how to convert it.
+Weights: PyTorch `model.safetensors` (`safetensors_file`), or the TensorFlow `tf_model.h5`
+of `TFBertFor*` (`h5_file`), either sharded with its index (`model.safetensors.index.json`,
+`tf_model.h5.index.json`; `shards`); every `BertFor*` head with its labels
+(`architectures`); the vocab from `vocab.txt` or `tokenizer.json` (`tokenizer_json`).
+`reader.read` builds a `Pretrained`, `writer.write` writes one back as the architecture of its
+head. A `pytorch_model.bin` is a pickle: refused unread, with how to convert it.
 
 Example:
 >>> print(FORMAT.describe("bert-sst2/"))   # doctest: +SKIP
@@ -29,7 +29,8 @@ TITLE = "Hugging Face folder"
 # The layout each weights file makes, for `describe`.
 LAYOUTS = {safetensors_file.WEIGHTS_FILE: "safetensors",
            safetensors_file.INDEX_FILE: "safetensors, sharded",
-           h5_file.WEIGHTS_FILE: "TF h5"}
+           h5_file.WEIGHTS_FILE: "TF h5",
+           h5_file.INDEX_FILE: "TF h5, sharded"}
 
 
 def recognise(path):
@@ -44,8 +45,8 @@ def recognise(path):
     if os.path.isfile(os.path.join(path, CONFIG_FILE)) and any(
             os.path.isfile(os.path.join(path, name)) for name in architectures.WEIGHTS_FILES):
         return True
-    if os.path.isfile(os.path.join(path, safetensors_file.PICKLE_FILE)):
-        safetensors_file.weights_files(path)  # raises the pickle-only error
+    if os.path.isfile(os.path.join(path, architectures.PICKLE_FILE)):
+        architectures.weights_file(path)  # raises the pickle-only error
     return False
 
 
@@ -55,15 +56,13 @@ def describe(path):
     config_path = os.path.join(folder, CONFIG_FILE)
     values = read_json_object(config_path)
     architectures.check_model_type(values, config_path)
-    weights = architectures.weights_file(folder)
-    names = [os.path.basename(weights)]
-    if weights.endswith(safetensors_file.INDEX_FILE):
-        names += [os.path.basename(p) for p in safetensors_file.weights_files(folder)]
+    files = architectures.weights_files(folder)
     source, tensor_names = architectures.read_tensors(folder)  # headers / metadata only
     head = architectures.describe_head(values, source, tensor_names, config_path)
     vocab = read_folder_vocab(folder)
     return FolderDescription(
-        folder, FORMAT_NAME, f"{TITLE}, {LAYOUTS[os.path.basename(weights)]}", weights=names,
+        folder, FORMAT_NAME, f"{TITLE}, {LAYOUTS[os.path.basename(files[0])]}",
+        weights=[os.path.basename(path) for path in files],
         architecture=head["architecture"], head=head["head"], num_labels=head["num_labels"],
         label_names=head["label_names"], problem_type=head["problem_type"],
         pretraining_heads=head["pretraining_heads"],
@@ -73,7 +72,7 @@ def describe(path):
 
 FORMAT = Format(
     name=FORMAT_NAME, title=TITLE,
-    layout="config.json + model.safetensors (or its shards) or tf_model.h5 + vocab.txt or "
+    layout="config.json + model.safetensors or tf_model.h5 (or their shards) + vocab.txt or "
            "tokenizer.json",
     recognise=recognise, describe=describe, read=read, write=write)
 

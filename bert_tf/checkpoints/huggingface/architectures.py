@@ -1,8 +1,9 @@
 """What a Hugging Face folder holds: its `BertFor*` architecture, head, labels and tensor names.
 
 A folder is `config.json` plus weights: `model.safetensors` (or shards listed in
-`model.safetensors.index.json`), else the `tf_model.h5` of a TensorFlow `TFBertFor*`
-(`h5_file`). `config.json`'s `architectures[0]` says which head the weights hold:
+`model.safetensors.index.json`), else the `tf_model.h5` of a TensorFlow `TFBertFor*` (or
+shards listed in `tf_model.h5.index.json`; `h5_file`). `config.json`'s `architectures[0]`
+says which head the weights hold:
 
   BertModel                      encoder (pooler optional)
   BertForPreTraining             + masked-LM and next-sentence heads
@@ -27,7 +28,7 @@ Example:
 import dataclasses
 import os
 
-from bert_tf.checkpoints.huggingface import h5_file, safetensors_file
+from bert_tf.checkpoints.huggingface import h5_file, safetensors_file, shards
 from bert_tf.checkpoints.weight_map import Rule
 from bert_tf.model_dir import CheckpointError
 
@@ -38,8 +39,14 @@ TASK_HEAD = "task_head"
 PRETRAINING_KEYS = {"masked_lm": "cls.predictions.bias",
                     "next_sentence": "cls.seq_relationship.weight"}
 
-# The weights files bert_tf reads, in the order it looks for them.
-WEIGHTS_FILES = (safetensors_file.WEIGHTS_FILE, safetensors_file.INDEX_FILE, h5_file.WEIGHTS_FILE)
+# The weights files bert_tf reads, in the order it looks for them: each file's reader (a
+# folder has one), and whether its tensors carry TF names.
+READERS = {safetensors_file.WEIGHTS_FILE: (safetensors_file.read_safetensors, False),
+           safetensors_file.INDEX_FILE: (safetensors_file.read_sharded, False),
+           h5_file.WEIGHTS_FILE: (h5_file.read_h5, True),
+           h5_file.INDEX_FILE: (h5_file.read_sharded, True)}
+WEIGHTS_FILES = tuple(READERS)
+PICKLE_FILE = "pytorch_model.bin"
 PROBLEM_TYPES = ("single_label_classification", "multi_label_classification", "regression")
 
 
@@ -83,18 +90,30 @@ EXPORT_ARCHITECTURES = {"encoder": "BertModel", "pretrainer": "BertForPreTrainin
 
 
 def weights_file(folder):
-    """The weights file of a Hugging Face folder: safetensors (or its index), else TF h5.
+    """The weights file of a Hugging Face folder: safetensors (or its index), else TF h5 (or
+    its index).
 
     Raises:
-      CheckpointError: only a `pytorch_model.bin` (a pickle, never read).
+      CheckpointError: only a `pytorch_model.bin` (a pickle, never read; how to convert it is
+        said).
       FileNotFoundError: no weights.
     """
     for name in WEIGHTS_FILES:
         if os.path.isfile(os.path.join(folder, name)):
             return os.path.join(folder, name)
-    safetensors_file.weights_files(folder)  # the pickle-only error, else FileNotFoundError
-    raise FileNotFoundError(f"No {safetensors_file.WEIGHTS_FILE} or {h5_file.WEIGHTS_FILE} "
-                            f"in {folder}.")  # unreachable
+    if os.path.exists(os.path.join(folder, PICKLE_FILE)):
+        raise CheckpointError(
+            f"{folder} holds only {PICKLE_FILE}, a Python pickle, which bert_tf never "
+            "unpickles (loading one can run arbitrary code). Convert it to safetensors first "
+            "where you trust the file, e.g. with transformers: "
+            "`BertModel.from_pretrained(dir).save_pretrained(dir, safe_serialization=True)`.")
+    raise FileNotFoundError(f"No {' or '.join(WEIGHTS_FILES)} in Hugging Face folder {folder}.")
+
+
+def weights_files(folder):
+    """The weights file of a folder and, for an index, the shards it names (for `describe`)."""
+    path = weights_file(folder)
+    return [path] + (shards.shard_files(path) if path.endswith(shards.INDEX_SUFFIX) else [])
 
 
 class TensorNames:
@@ -125,11 +144,8 @@ class TensorNames:
 def read_tensors(folder):
     """`(TensorSource, TensorNames)` of the folder's weights (safetensors, else TF h5)."""
     path = weights_file(folder)
-    if path.endswith(".h5"):
-        return h5_file.read_h5(path), TensorNames(tf_names=True)
-    source = safetensors_file.read_safetensors(folder)
-    source.where = path
-    return source, TensorNames(tf_names=False)
+    read, tf_names = READERS[os.path.basename(path)]
+    return read(path), TensorNames(tf_names)
 
 
 def _architecture(values, source, names, config_path):

@@ -9,6 +9,13 @@ datasets are read, and HDF5 holds no pickles. Names lose the model's name (the f
 which Keras numbers `_1`, `_2`... in a busy session), `:0` and the `bert/` stem, as
 transformers' own loader drops them; kernels are `[in, out]` like ours, so nothing transposes.
 
+Sharded (transformers 4's `save_pretrained(max_shard_size=...)`): `tf_model.h5.index.json`
+maps each weight's full name to its shard, `tf_model-00001-of-0000N.h5`. A shard is not
+tf-keras's layout: each weight is a dataset at its name without the model's name
+(`bert/encoder/layer_._0/attention/self/query/kernel:0`), all listed in the root's
+`layer_names` attribute; a tied weight is saved once. `read_sharded` reads them through
+`shards.read_shards`, as sharded safetensors are read.
+
 Example:
 >>> source = read_h5("bert-tf/tf_model.h5")  # doctest: +SKIP
 >>> source.shapes["encoder/layer_._0/attention/self/query/kernel"]  # doctest: +SKIP
@@ -18,10 +25,12 @@ Example:
 import numpy as np
 
 from bert_tf.checkpoints import weight_map
+from bert_tf.checkpoints.huggingface import shards
 from bert_tf.model_dir import CheckpointError
 from bert_tf.checkpoints.weight_map import LAYER, Rule
 
 WEIGHTS_FILE = "tf_model.h5"
+INDEX_FILE = WEIGHTS_FILE + shards.INDEX_SUFFIX
 STEM = "bert/"
 
 # Our weight path <- the TF name (model name, `:0` and `bert/` dropped).
@@ -56,11 +65,15 @@ def _text(value):
     return value.decode("utf-8") if isinstance(value, bytes) else str(value)
 
 
-def _short_name(weight_name):
-    """`tf_bert_for_x/bert/encoder/.../kernel:0` -> `encoder/.../kernel`."""
-    name = weight_name.split("/", 1)[1] if "/" in weight_name else weight_name
+def _stem_dropped(name):
+    """`bert/encoder/.../kernel:0` -> `encoder/.../kernel`."""
     name = name[:-2] if name.endswith(":0") else name
     return name[len(STEM):] if name.startswith(STEM) else name
+
+
+def short_name(weight_name):
+    """`tf_bert_for_x/bert/encoder/.../kernel:0` -> `encoder/.../kernel` (model name dropped)."""
+    return _stem_dropped(weight_name.split("/", 1)[1] if "/" in weight_name else weight_name)
 
 
 def _dataset(h5py, group, weight_name, path):
@@ -71,6 +84,14 @@ def _dataset(h5py, group, weight_name, path):
         raise CheckpointError(f"{path}: weight `{weight_name}` is not a float array stored in "
                               "the file (links to other files are not followed).")
     return dataset
+
+
+def _open(h5py, path):
+    """`path` opened for reading; anything but HDF5 is refused in one line."""
+    try:
+        return h5py.File(path, "r")
+    except OSError as error:
+        raise CheckpointError(f"{path}: not a readable HDF5 file ({error}).") from None
 
 
 def read_h5(path):
@@ -87,12 +108,8 @@ def read_h5(path):
     """
     import h5py  # Keras's dependency, imported here: only TF folders need it
 
-    try:
-        handle = h5py.File(path, "r")
-    except OSError as error:
-        raise CheckpointError(f"{path}: not a readable HDF5 file ({error}).") from None
     shapes, copies = {}, {}
-    with handle as f:
+    with _open(h5py, path) as f:
         if "layer_names" not in f.attrs and ("vars" in f or "layers" in f):
             raise CheckpointError(
                 f"{path}: a Keras 3 weights file (`model.save_weights(...weights.h5)`), not "
@@ -101,8 +118,7 @@ def read_h5(path):
         if "layer_names" not in f.attrs:
             raise CheckpointError(
                 f"{path}: no `layer_names` attribute, so not the Keras weights file that "
-                "transformers' TFBert*.save_pretrained writes (sharded TF checkpoints are not "
-                "read: save it unsharded or as safetensors).")
+                "transformers' TFBert*.save_pretrained writes.")
         layer_names = [_text(layer) for layer in f.attrs["layer_names"]]
         if "bert" not in layer_names:  # every TFBert* model's main layer
             raise CheckpointError(
@@ -115,7 +131,7 @@ def read_h5(path):
             for weight_name in group.attrs.get("weight_names", []):
                 weight_name = _text(weight_name)
                 shape = _dataset(h5py, group, weight_name, path).shape
-                name = _short_name(weight_name)
+                name = short_name(weight_name)
                 if name in shapes and shapes[name] != shape:
                     raise CheckpointError(
                         f"{path}: weight `{weight_name}` has shape {list(shape)}, its other "
@@ -135,3 +151,37 @@ def read_h5(path):
 
     labels = {name: entries[0][1] for name, entries in copies.items()}
     return weight_map.TensorSource(shapes, read, where=path, labels=labels)
+
+
+def read_shard(path):
+    """The weights of one `tf_model-0000i-of-0000N.h5` shard as a `TensorSource` (names
+    shortened, labelled with their dataset names).
+
+    Raises:
+      CheckpointError: not HDF5, no `layer_names` attribute, a listed weight that is not a
+        float array stored in the shard, or two listed weights with one short name.
+    """
+    import h5py
+
+    shapes, datasets = {}, {}
+    with _open(h5py, path) as f:
+        if "layer_names" not in f.attrs:
+            raise CheckpointError(f"{path}: no `layer_names` attribute, so not a shard that "
+                                  "transformers' TFBert*.save_pretrained writes.")
+        for dataset in map(_text, f.attrs["layer_names"]):
+            name = _stem_dropped(dataset)
+            if name in shapes:
+                raise CheckpointError(f"{path}: `{dataset}` and `{datasets[name]}` both "
+                                      f"name weight `{name}`.")
+            shapes[name], datasets[name] = _dataset(h5py, f, dataset, path).shape, dataset
+
+    def read(name):
+        with h5py.File(path, "r") as f:
+            return np.asarray(_dataset(h5py, f, datasets[name], path)[()])
+
+    return weight_map.TensorSource(shapes, read, where=path, labels=datasets)
+
+
+def read_sharded(index_path):
+    """The weights of every shard `tf_model.h5.index.json` names, as one `TensorSource`."""
+    return shards.read_shards(index_path, read_shard, short_name)

@@ -1,5 +1,5 @@
-"""Reads a Hugging Face folder (any `BertFor*`, PyTorch safetensors, sharded or TF h5) into a
-`Pretrained`.
+"""Reads a Hugging Face folder (any `BertFor*`, PyTorch safetensors or TF h5, either sharded)
+into a `Pretrained`.
 
 Pretraining-head tensors are read whatever the architecture says (bert-base-uncased calls
 itself BertForMaskedLM and holds the NSP head too); every tensor must map to a weight, every
