@@ -41,6 +41,7 @@ def rows(tmp_path_factory):
 def test_first_row_names_the_machine(rows):
     machine = rows[0]
     assert machine["what"] == "machine" and machine["threads"] == 2 and machine["load"] >= 0
+    assert machine["float32_matmul_gflop_per_s"] > 0  # the rate a ratio is quoted beside
 
 
 @pytest.mark.parametrize("ours", OURS)
