@@ -109,12 +109,11 @@ def _adamw_rows_step(variable, momentum, velocity, rows, row_gradients, scale, *
 
 
 def _summed_rows(gradient, dtype):
-    """`(rows, row gradients)` of a sparse gradient, in `dtype`: each row once, its slices
-    summed (a token twice in a batch counts once with its summed gradient, as in the dense
-    gradient)."""
+    """A sparse gradient with each row once, its slices summed, values in `dtype` (a token
+    twice in a batch counts once with its summed gradient, as in the dense gradient)."""
     rows, slot = tf.unique(gradient.indices)
     summed = tf.math.unsorted_segment_sum(gradient.values, slot, tf.shape(rows)[0])
-    return rows, tf.cast(summed, dtype)
+    return tf.IndexedSlices(tf.cast(summed, dtype), rows, gradient.dense_shape)
 
 
 @keras.saving.register_keras_serializable(package="bert_tf")
@@ -172,7 +171,7 @@ class FusedAdamW(keras.optimizers.AdamW):
         scale = tf.ones([], dtype)
         if self.global_clipnorm:
             # Keras's `clip_by_global_norm` as a scale, NaN where the norm is not finite.
-            norm = tf.linalg.global_norm([g[1] if isinstance(g, tuple) else g for g in grads])
+            norm = tf.linalg.global_norm(grads)  # a sparse gradient's rows only
             clip_norm = cast(self.global_clipnorm)
             scale = clip_norm * tf.minimum(1.0 / norm, 1.0 / clip_norm) + (norm - norm)
         constants = [cast(value) for value in (learning_rate, self.iterations + 1, self.beta_1,
@@ -183,8 +182,9 @@ class FusedAdamW(keras.optimizers.AdamW):
             slots = (self._momentums[index].value, self._velocities[index].value)
             settings = (scale, decay if self._use_weight_decay(variable) else no_decay,
                         *constants)
-            if isinstance(gradient, tuple):
-                _adamw_rows_step(variable, *slots, *gradient, *settings)
+            if isinstance(gradient, tf.IndexedSlices):
+                _adamw_rows_step(variable, *slots, gradient.indices, gradient.values,
+                                 *settings)
             else:
                 _adamw_step(variable, *slots, gradient, *settings)
 
