@@ -11,7 +11,7 @@ its own longest sequence, so results line up with the examples without any reord
 
 import tensorflow as tf
 
-from bert_tf.data.pipelines.autotune import without_autotune
+from bert_tf.data.autotune import without_autotune
 from bert_tf.finetuning.length_bucketing import length_sorted_batches, trim_to_longest
 
 

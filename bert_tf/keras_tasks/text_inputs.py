@@ -15,9 +15,9 @@ Example:
 import numpy as np
 import tensorflow as tf
 
+from bert_tf.data.autotune import without_autotune
 from bert_tf.errors import UserError
 from bert_tf.layers.traced_call import traced_call
-from bert_tf.data.pipelines.autotune import without_autotune
 from bert_tf.finetuning.length_bucketing import length_sorted_batches
 
 DEFAULT_BATCH_SIZE = 32

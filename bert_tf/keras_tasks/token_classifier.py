@@ -4,7 +4,7 @@ import keras
 import numpy as np
 import tensorflow as tf
 
-from bert_tf.data.pipelines.autotune import without_autotune
+from bert_tf.data.autotune import without_autotune
 from bert_tf.keras_tasks.text_inputs import DEFAULT_BATCH_SIZE, TaskInputError
 from bert_tf.keras_tasks.text_task import TextTask, check_preprocessor
 from bert_tf.models import BertTokenClassifier

@@ -44,7 +44,7 @@ import tensorflow as tf
 
 from bert_tf.data import document_reader
 from bert_tf.data.pipelines import masking
-from bert_tf.data.pipelines.autotune import without_autotune
+from bert_tf.data.autotune import without_autotune
 from bert_tf.data.pipelines.pretraining_dataset import input_pipeline
 from bert_tf.tokenization.bert_preprocessor import truncate_seq_pair_lengths
 from bert_tf.tokenization.bert_tokenizer import BertTokenizer

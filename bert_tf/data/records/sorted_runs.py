@@ -27,6 +27,7 @@ import os
 
 import tensorflow as tf
 
+from bert_tf.data.autotune import without_autotune
 from bert_tf.data.records import tfrecord_writer
 
 # Runs merged at once. Each open run holds one read batch (`_READ_BATCH` records, about
@@ -45,10 +46,10 @@ def _read(path):
     # Batched: tf.data costs tens of microseconds per element, per batch it is per 512. One
     # thread and no autotuning: with its default thread pools, two workers merging at once
     # on two cores each took 3x as long (their threads spin against each other).
-    options = tf.data.Options()
-    options.autotune.enabled = False
-    options.threading.private_threadpool_size = 1
-    for batch in tf.data.TFRecordDataset(path).batch(_READ_BATCH).with_options(options).as_numpy_iterator():
+    one_thread = tf.data.Options()
+    one_thread.threading.private_threadpool_size = 1
+    batches = without_autotune(tf.data.TFRecordDataset(path).batch(_READ_BATCH))
+    for batch in batches.with_options(one_thread).as_numpy_iterator():
         yield from batch
 
 

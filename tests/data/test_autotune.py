@@ -2,7 +2,7 @@
 
 import tensorflow as tf
 
-from bert_tf.data.pipelines.autotune import without_autotune
+from bert_tf.data.autotune import without_autotune
 
 
 def test_without_autotune_turns_the_model_off_and_keeps_the_elements():
