@@ -130,13 +130,19 @@ class MultiHeadSelfAttention(keras.layers.Layer):
                                    attention_mask)
         else:
             # Packed [T, H] projections attend in length groups, then return to [T, H].
-            # Empty groups (batches smaller than the group count) skip their ~20 small ops.
             grouped = packing.to_groups(tf.concat([query, key, value], axis=-1))
             attend = lambda qkv, valid: self._attend(*tf.split(qkv, 3, axis=-1), valid, training)
-            context = packing.from_groups([
-                tf.cond(tf.shape(valid)[0] > 0, lambda qkv=qkv, valid=valid: attend(qkv, valid),
-                        lambda qkv=qkv: qkv[..., :tf.shape(query)[-1]])
-                for qkv, (_, valid) in zip(grouped, packing.groups)])
+            if training:
+                # Empty groups run their ops on empty tensors: a tf.cond per group, and its
+                # gradient, made the step's graph slower to trace than it saves.
+                contexts = [attend(qkv, valid) for qkv, (_, valid) in zip(grouped, packing.groups)]
+            else:
+                # Empty groups (batches smaller than the group count) skip their ~20 small ops.
+                contexts = [tf.cond(tf.shape(valid)[0] > 0,
+                                    lambda qkv=qkv, valid=valid: attend(qkv, valid),
+                                    lambda qkv=qkv: qkv[..., :tf.shape(query)[-1]])
+                            for qkv, (_, valid) in zip(grouped, packing.groups)]
+            context = packing.from_groups(contexts)
         return self.output_dense(context)
 
     def _attend(self, query, key, value, input_mask, training, query_positions=None,

@@ -155,7 +155,8 @@ class BertEncoder(keras.Model):
       packed_training: the same in training: the same values and gradients as the padded
         computation (dropout aside, whose noise falls on other elements), for the work of
         the real tokens. Off by default: the packing's gathers cost more than they save
-        where batches are nearly full (see `training.packing_choice`).
+        where batches are nearly full (docs/design.md, "Packed training"); the raw-text task
+        models turn it on in `compile` (`keras_tasks.text_task.packs_training`).
 
     Call with a dict of int32 `[B, S]` tensors `input_word_ids`, `input_mask`,
     `input_type_ids`; returns a dict with `sequence_output` `[B, S, H]`, `pooled_output`

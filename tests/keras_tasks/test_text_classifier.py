@@ -55,6 +55,16 @@ def test_fit_on_strings_learns_and_compile_overrides_the_defaults(tiny_model_dir
     assert history.history["val_loss"][-1] == pytest.approx(loss, abs=1e-6)
 
 
+def test_training_packs_real_tokens_unless_xla_compiles_the_step(tiny_model_dir):
+    classifier = TextClassifier.from_pretrained(tiny_model_dir, num_classes=2)
+    assert classifier.encoder.packed_training  # "auto" without XLA
+    classifier.compile(jit_compile=True)
+    assert not classifier.encoder.packed_training  # every batch width would compile
+    classifier.compile(packed_training=False)
+    assert not classifier.encoder.packed_training
+    with pytest.raises(TaskInputError, match="packed_training='yes'"):
+        classifier.compile(packed_training="yes")
+
 def test_regression_takes_float_labels(tiny_model_dir):
     regressor = TextClassifier.from_pretrained(tiny_model_dir, num_classes=1, text_pair=True)
     scores = np.linspace(0.0, 5.0, 4)
