@@ -135,7 +135,8 @@ def _train(adapter, options, model_dir, do_eval, progress_fn):
     total, epoch_ends = _schedule(options, adapter)
     strategy = get_strategy(options.distribution_strategy)
     with strategy.scope():
-        model = adapter.build_model(BertEncoder(bert_config))
+        model = adapter.build_model(BertEncoder(bert_config,
+                                                packed_training=options.packs_training))
         optimizer = create_optimizer(
             "adamw", options.learning_rate, total, int(total * options.warmup_proportion),
             weight_decay=options.weight_decay, dtype=options.dtype)

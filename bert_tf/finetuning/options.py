@@ -18,6 +18,7 @@ from bert_tf.model_dir import CONFIG_NAME, read_config, read_model_info, vocab_p
 from bert_tf.options import OptionError, check_options, option
 from bert_tf.tokenization.bert_preprocessor import PADDINGS
 from bert_tf.training.distribution import STRATEGIES
+from bert_tf.training.options import PACKED_TRAINING
 from bert_tf.training.run_directory import LOCK_FILE
 
 MODEL_SUBDIR = "model"
@@ -27,7 +28,8 @@ MIN_SEQ_LENGTH = 3  # [CLS] one token [SEP]
 # Settings that may differ when a run in output_dir is resumed: they do not change what is
 # trained (the run's length, --num_train_epochs, may grow too: see run_directory).
 RESUMABLE_CHANGES = frozenset({"do_train", "do_eval", "do_predict", "eval_batch_size",
-                               "steps_per_loop", "save_checkpoints_steps", "data_dir"})
+                               "steps_per_loop", "save_checkpoints_steps", "data_dir",
+                               "packed_training"})
 
 
 @dataclasses.dataclass
@@ -62,6 +64,10 @@ class FinetuningOptions:
                           "shapes, each compiled once, for XLA on GPUs) or fixed (always "
                           "max_seq_length: TPUs, which take one static shape). Unless fixed, training batches "
                           "are sorted by length within shuffle windows.", choices=PADDINGS)
+    packed_training: str = option(
+        "auto", "Train on the real tokens only, not the padding (same values and gradients): "
+        "true, false, or auto (true unless --distribution_strategy=tpu, whose shapes must be "
+        "static).", choices=PACKED_TRAINING)
     train_batch_size: int = option(32, "Global training batch size.", lower_bound=1)
     eval_batch_size: int = option(8, "Batch size for evaluation and prediction.", lower_bound=1)
     learning_rate: float = option(5e-5, "Peak AdamW learning rate (> 0).", lower_bound=0.0)
@@ -92,6 +98,13 @@ class FinetuningOptions:
         """The path of the pretrained model's vocab."""
         return vocab_path(self.model_dir) if self.model_dir else self.vocab_file
 
+    @property
+    def packs_training(self):
+        """Whether training computes real tokens only (`--packed_training`, auto resolved)."""
+        if self.packed_training != "auto":
+            return self.packed_training == "true"
+        return self.distribution_strategy != "tpu"
+
     def warm_start(self):
         """The model directory or checkpoint prefix the encoder starts from, or None."""
         return self.model_dir or self.init_checkpoint
@@ -113,6 +126,9 @@ def check_finetuning_options(options, do_train=True, do_eval=False, do_predict=F
     if options.distribution_strategy == "tpu" and options.padding != "fixed":
         raise OptionError("padding", options.padding, "TPUs take one static shape: use "
                           "--padding=fixed with --distribution_strategy=tpu.")
+    if options.distribution_strategy == "tpu" and options.packed_training == "true":
+        raise OptionError("packed_training", "true", "TPUs take one static shape; packing "
+                          "changes it with every batch: use --packed_training=false or auto.")
     _check_model_source(options)
     _check_output_dir(options, do_train)
     config = options.bert_config()

@@ -56,6 +56,17 @@ def test_tpu_runs_take_fixed_padding(model_dir, tmp_path):
     _check(model_dir, tmp_path, distribution_strategy="tpu", padding="fixed")
 
 
+def test_packed_training_is_auto_resolved_and_refused_on_tpus(model_dir, tmp_path):
+    assert FinetuningOptions(output_dir="o", model_dir=model_dir).packs_training
+    assert not FinetuningOptions(output_dir="o", model_dir=model_dir,
+                                 distribution_strategy="tpu", padding="fixed").packs_training
+    assert not FinetuningOptions(output_dir="o", model_dir=model_dir,
+                                 packed_training="false").packs_training
+    with pytest.raises(OptionError, match="--packed_training=true: TPUs take one static shape"):
+        _check(model_dir, tmp_path, distribution_strategy="tpu", padding="fixed",
+               packed_training="true")
+
+
 def test_output_dir_is_required(model_dir, tmp_path):
     with pytest.raises(OptionError, match="--output_dir is required"):
         _check(model_dir, tmp_path, output_dir=None)
