@@ -14,6 +14,7 @@ import pytest
 from bert_tf.checkpoints import model_garden
 from bert_tf.checkpoints.model_garden.layout import find_prefix
 from bert_tf.model_dir import CheckpointError
+from tests.entry_points import call_entry_point
 
 FIXTURES = os.path.join(os.path.dirname(os.path.dirname(__file__)), "testdata", "model_garden")
 # Fixture folder: the layout it is described as.
@@ -168,7 +169,9 @@ def test_tool_describes_converts_detected_and_refuses_in_one_line(tmp_path, refe
         encoder_inputs(reference), masked_lm_positions=reference["masked_lm_positions"]))
     expected = reference["pretrainer/mlm_logits"]
     np.testing.assert_allclose(logits["mlm_logits"], expected, atol=TOLERANCE)
-    result = _run_tool(f"--input={folder('no_encoder')}", f"--output_dir={tmp_path / 'no'}")
+    # The refusal runs the tool's `__main__` in this process (the same exit code and stderr).
+    result = call_entry_point("tools/convert_checkpoint.py", f"--input={folder('no_encoder')}",
+                              f"--output_dir={tmp_path / 'no'}")
     assert result.returncode == 1
     assert "no Model Garden BERT encoder" in result.stderr
     assert "Traceback" not in result.stderr and not (tmp_path / "no").exists()
