@@ -154,7 +154,10 @@ def test_masked_lm_and_text_classifier_from_pretrained(reference):
 def test_tool_describes_converts_detected_and_refuses_in_one_line(tmp_path, reference):
     from bert_tf.checkpoints.registry import load_pretrained
 
-    result = _run_tool(f"--describe={folder('pretrainer_nsp')}")
+    # --describe and the refusal run the tool's `__main__` in this process (the same exit code,
+    # stdout and stderr; --describe in a fresh interpreter: test_describe.py::test_describe_cli).
+    result = call_entry_point("tools/convert_checkpoint.py",
+                              f"--describe={folder('pretrainer_nsp')}")
     assert result.returncode == 0, result.stderr
     assert "Model Garden TF2 checkpoint, `pretrainer` layout" in result.stdout
     assert "pretraining heads: masked_lm" in result.stdout
@@ -169,7 +172,6 @@ def test_tool_describes_converts_detected_and_refuses_in_one_line(tmp_path, refe
         encoder_inputs(reference), masked_lm_positions=reference["masked_lm_positions"]))
     expected = reference["pretrainer/mlm_logits"]
     np.testing.assert_allclose(logits["mlm_logits"], expected, atol=TOLERANCE)
-    # The refusal runs the tool's `__main__` in this process (the same exit code and stderr).
     result = call_entry_point("tools/convert_checkpoint.py", f"--input={folder('no_encoder')}",
                               f"--output_dir={tmp_path / 'no'}")
     assert result.returncode == 1
