@@ -18,6 +18,7 @@ from bert_tf.model_dir import CheckpointError
 from tests.checkpoints.conftest import folder_of
 from tests.checkpoints.conftest import edit_config, list_in_index
 from tests.checkpoints.test_huggingface_tasks import FOLDERS, _copy
+from tests.entry_points import call_entry_point
 
 INDEX_FILES = {"sharded_pt": "model.safetensors.index.json",
                "sharded_tf": "tf_model.h5.index.json"}
@@ -251,8 +252,7 @@ def test_describe_cli(tmp_path):
     assert "Hugging Face folder, TF h5 (tf_model.h5)" in result.stdout
     assert "labels negative, neutral, positive" in result.stdout
     assert "vocab.txt (63 tokens), lower case" in result.stdout
-    result = subprocess.run([sys.executable, TOOL, f"--describe={tmp_path}"],
-                            capture_output=True, text=True, cwd=ROOT,
-                            env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"})
+    # The refusal runs the tool's `__main__` in this process (the same exit code and stderr).
+    result = call_entry_point(TOOL, f"--describe={tmp_path}")
     assert result.returncode == 1 and "Traceback" not in result.stderr
     assert "not a checkpoint folder" in result.stderr

@@ -276,12 +276,12 @@ def test_convert_checkpoint_tool_both_ways(tmp_path, references):
     assert pretrained.max_seq_length == 24 and pretrained.lower_case is True
 
 
-@pytest.mark.slow
 def test_convert_checkpoint_tool_refuses_roberta_in_one_line(tmp_path):
-    from tests.tools.conftest import assert_user_error, run_tool
+    """The tool's `__main__` in this process (`call_entry_point`): its exit code and one line."""
+    from tests.entry_points import assert_user_error, call_entry_point
 
-    result = run_tool("convert_checkpoint", f"--input={FIXTURES}/roberta",
-                      f"--output_dir={tmp_path / 'out'}")
+    result = call_entry_point("tools/convert_checkpoint.py", f"--input={FIXTURES}/roberta",
+                              f"--output_dir={tmp_path / 'out'}")
     assert_user_error(result, "RobertaBackbone preset, not BERT")
     assert not (tmp_path / "out").exists()
 

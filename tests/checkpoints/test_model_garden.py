@@ -14,6 +14,7 @@ import pytest
 from bert_tf.checkpoints import model_garden
 from bert_tf.checkpoints.model_garden.layout import find_prefix
 from bert_tf.model_dir import CheckpointError
+from tests.entry_points import call_entry_point
 
 FIXTURES = os.path.join(os.path.dirname(os.path.dirname(__file__)), "testdata", "model_garden")
 # Fixture folder: the layout it is described as.
@@ -153,7 +154,10 @@ def test_masked_lm_and_text_classifier_from_pretrained(reference):
 def test_tool_describes_converts_detected_and_refuses_in_one_line(tmp_path, reference):
     from bert_tf.checkpoints.registry import load_pretrained
 
-    result = _run_tool(f"--describe={folder('pretrainer_nsp')}")
+    # --describe and the refusal run the tool's `__main__` in this process (the same exit code,
+    # stdout and stderr; --describe in a fresh interpreter: test_describe.py::test_describe_cli).
+    result = call_entry_point("tools/convert_checkpoint.py",
+                              f"--describe={folder('pretrainer_nsp')}")
     assert result.returncode == 0, result.stderr
     assert "Model Garden TF2 checkpoint, `pretrainer` layout" in result.stdout
     assert "pretraining heads: masked_lm" in result.stdout
@@ -168,7 +172,8 @@ def test_tool_describes_converts_detected_and_refuses_in_one_line(tmp_path, refe
         encoder_inputs(reference), masked_lm_positions=reference["masked_lm_positions"]))
     expected = reference["pretrainer/mlm_logits"]
     np.testing.assert_allclose(logits["mlm_logits"], expected, atol=TOLERANCE)
-    result = _run_tool(f"--input={folder('no_encoder')}", f"--output_dir={tmp_path / 'no'}")
+    result = call_entry_point("tools/convert_checkpoint.py", f"--input={folder('no_encoder')}",
+                              f"--output_dir={tmp_path / 'no'}")
     assert result.returncode == 1
     assert "no Model Garden BERT encoder" in result.stderr
     assert "Traceback" not in result.stderr and not (tmp_path / "no").exists()

@@ -15,7 +15,7 @@ from bert_tf.model_dir import CheckpointError
 from bert_tf.models.bert_encoder import BertEncoder
 from bert_tf.models.bert_pretrainer import BertPretrainer
 from tests.checkpoints.conftest import TESTDATA
-from tests.tools.conftest import run_tool
+from tests.entry_points import call_entry_point
 
 TINY_HF = os.path.join(TESTDATA, "tiny_hf_pretraining")
 # The sizes of the issue: 10^9 x 4096 float32 is ~15 TiB, more than any machine has.
@@ -152,12 +152,13 @@ def test_physical_memory_is_this_machines():
     assert model_size.physical_memory() == pytest.approx(total_kib * 1024, rel=0.05)
 
 
-@pytest.mark.slow
 def test_convert_tool_refuses_in_one_line_and_writes_nothing(tmp_path):
+    """The tool's `__main__` in this process (`call_entry_point`): its exit code and stderr."""
     folder, config_file, grow = _huggingface(tmp_path)
     _edit_json(config_file, grow)
     output = tmp_path / "out"
-    result = run_tool("convert_checkpoint", f"--input={folder}", f"--output_dir={output}")
+    result = call_entry_point("tools/convert_checkpoint.py", f"--input={folder}",
+                              f"--output_dir={output}")
     assert result.returncode != 0
     errors = [line for line in result.stderr.splitlines() if config_file in line]
     assert len(errors) == 1 and "GiB of float32 weights" in errors[0], result.stderr

@@ -17,6 +17,7 @@ import tensorflow as tf
 from bert_tf.checkpoints import registry
 from bert_tf.checkpoints.tf_hub import encoder_weights, reader, saved_model
 from bert_tf.model_dir import CheckpointError
+from tests.entry_points import call_entry_point
 
 TESTDATA = os.path.join(os.path.dirname(os.path.dirname(__file__)), "testdata", "tf_hub")
 ENCODER = os.path.join(TESTDATA, "bert_uncased_tiny")
@@ -185,8 +186,10 @@ def test_convert_checkpoint_tool_detects_and_converts(tmp_path, reference):
     outputs = encoder(_inputs(reference, "pair"))
     np.testing.assert_allclose(outputs["pooled_output"], reference["pair/pooled_output"],
                                atol=1e-5)
-    refused = _run_tool(f"--input={os.path.join(TESTDATA, 'not_bert')}",
-                        f"--output_dir={tmp_path / 'refused'}")
+    # The refusal runs the tool's `__main__` in this process (the same exit code and stderr).
+    refused = call_entry_point("tools/convert_checkpoint.py",
+                               f"--input={os.path.join(TESTDATA, 'not_bert')}",
+                               f"--output_dir={tmp_path / 'refused'}")
     assert refused.returncode == 1 and "Traceback" not in refused.stderr
     assert "not a TF Hub BERT encoder" in refused.stderr and "['scale']" in refused.stderr
     assert not (tmp_path / "refused").exists()

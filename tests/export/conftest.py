@@ -5,6 +5,7 @@ import os
 import subprocess
 import sys
 
+import keras
 import numpy as np
 import pytest
 import tensorflow as tf
@@ -36,6 +37,37 @@ class RoundRobinModule(tf.Module):
 
     def signatures(self):
         return {"serving_default": self.trim.get_concrete_function()}
+
+
+# The length of the task-head exports shared by test_padding.py and test_task_exports.py.
+HEAD_SEQ_LENGTH = 48
+
+
+@pytest.fixture(scope="session")
+def tiny_head_export(tmp_path_factory):
+    """`export(head, padding="longest", **kwargs)` -> `(model_dir, export path)`.
+
+    One tiny random model per head (`write_tiny_model_dir`), exported at `HEAD_SEQ_LENGTH`
+    once per (padding, kwargs) for the session: test_padding.py compares a head's "fixed"
+    export with its "longest" one, test_task_exports.py that same "longest" export with the
+    Keras model. Each test loads the export itself (`tf.saved_model.load`)."""
+    root, model_dirs, exports = tmp_path_factory.mktemp("tiny_heads"), {}, {}
+
+    def export(head, padding="longest", **kwargs):
+        if head not in model_dirs:
+            model_dirs[head] = str(root / head / "model")
+            # The weights each test wrote first thing after its seeding, whichever asks first.
+            keras.utils.set_random_seed(0)
+            write_tiny_model_dir(model_dirs[head], head)
+        key = (head, padding, tuple(sorted(kwargs.items())))
+        if key not in exports:
+            name = "_".join([padding] + [f"{k}={v}" for k, v in key[2]])
+            exports[key] = export_saved_model(model_dirs[head], str(root / head / name), head,
+                                              seq_length=HEAD_SEQ_LENGTH, padding=padding,
+                                              **kwargs)
+        return model_dirs[head], exports[key]
+
+    return export
 
 
 @pytest.fixture(scope="session")

@@ -13,6 +13,7 @@ from bert_tf.models.bert_encoder import BertEncoder
 from bert_tf.models.bert_pretrainer import BertPretrainer
 from tests.fixtures import tiny_config_for
 from tests.tokenization.reference_data import CASED_VOCAB as TINY_VOCAB
+from tests.entry_points import call_entry_point
 from tests.tools.conftest import run_tool
 
 pytestmark = pytest.mark.slow
@@ -115,13 +116,17 @@ def test_encoder_without_head_has_no_mlm(tmp_path):
 
 def test_tools_export_and_convert_back(tmp_path):
     # The entry points end to end: a pretrainer exported as a TF Hub encoder, converted back
-    # into a model directory, computes the same logits.
+    # into a model directory, computes the same logits. The export runs in a fresh interpreter
+    # (tools/export_saved_model.py's one whole-program run in the suite); the conversion runs
+    # the tool's `__main__` in this process (its fresh-interpreter runs: tests/tools,
+    # tests/checkpoints).
     model_dir, export_dir, back = (str(tmp_path / name) for name in ("model", "hub", "back"))
     _write_model_dir(model_dir, heads=True)
     exported = run_tool("export_saved_model", f"--model_dir={model_dir}",
                         f"--export_dir={export_dir}", "--head=hub_encoder")
     assert exported.returncode == 0, exported.stderr
-    converted = run_tool("convert_checkpoint", f"--input={export_dir}/1", f"--output_dir={back}")
+    converted = call_entry_point("tools/convert_checkpoint.py", f"--input={export_dir}/1",
+                                 f"--output_dir={back}")
     assert converted.returncode == 0, converted.stderr
     got, expected = _outputs(load_pretrained(back)), _outputs(load_pretrained(model_dir))
     for name in expected:

@@ -8,25 +8,19 @@ import tensorflow as tf
 
 from bert_tf.export.exporter import export_saved_model
 from bert_tf.export.serving_module import ExportError
-from tests.export.conftest import TEXTS, TINY_SEQ_LENGTH, write_tiny_model_dir
+from tests.export.conftest import HEAD_SEQ_LENGTH, TEXTS, TINY_SEQ_LENGTH, write_tiny_model_dir
 
 pytestmark = pytest.mark.slow
 
-SEQ_LENGTH = 48
+SEQ_LENGTH = HEAD_SEQ_LENGTH
 SHORT = [b"John Smith lives in Paris.", b"Rain again.", b""]
 
 
-def _exports(tmp_path_factory, head, **kwargs):
-    """`{padding: serving signatures}` of one tiny model exported both ways."""
-    root = tmp_path_factory.mktemp(head)
-    model_dir = str(root / "model")
-    write_tiny_model_dir(model_dir, head)
-    loaded = {}
-    for padding in ("fixed", "longest"):
-        path = export_saved_model(model_dir, str(root / padding), head, seq_length=SEQ_LENGTH,
-                                  padding=padding, **kwargs)
-        loaded[padding] = tf.saved_model.load(path).signatures
-    return loaded
+def _exports(tiny_head_export, head, **kwargs):
+    """`{padding: serving signatures}` of one tiny model exported both ways (the "longest"
+    export is test_task_exports.py's too: `tiny_head_export`)."""
+    return {padding: tf.saved_model.load(tiny_head_export(head, padding, **kwargs)[1]).signatures
+            for padding in ("fixed", "longest")}
 
 
 def _numpy(outputs):
@@ -34,8 +28,8 @@ def _numpy(outputs):
 
 
 @pytest.fixture(scope="module")
-def encoder(tmp_path_factory):
-    return _exports(tmp_path_factory, "encoder", text_pair=True)
+def encoder(tiny_head_export):
+    return _exports(tiny_head_export, "encoder", text_pair=True)
 
 
 def test_encoder_text_request_equals_fixed_at_real_positions(encoder):
@@ -73,8 +67,8 @@ def test_tokenized_request_padded_either_way_gives_equal_outputs(encoder):
                                b["sequence_output"][:, :real.shape[1]][real], atol=1e-5)
 
 
-def test_squad_spans_equal_fixed(tmp_path_factory):
-    exports = _exports(tmp_path_factory, "span_labeler")
+def test_squad_spans_equal_fixed(tiny_head_export):
+    exports = _exports(tiny_head_export, "span_labeler")
     questions = tf.constant([b"Who won?", b"Where?", b"empty context"])
     contexts = tf.constant([b"Arsenal beat Chelsea 2-1 at Wembley on Saturday.",
                             b"caf\xc3\xa9 in Paris", b""])
@@ -87,8 +81,8 @@ def test_squad_spans_equal_fixed(tmp_path_factory):
         np.testing.assert_allclose(packed[key], fixed[key], atol=1e-5)
 
 
-def test_ner_labels_equal_fixed(tmp_path_factory):
-    exports = _exports(tmp_path_factory, "token_classifier")
+def test_ner_labels_equal_fixed(tiny_head_export):
+    exports = _exports(tiny_head_export, "token_classifier")
     for texts in (SHORT, TEXTS):  # short ones, then a batch with a 100,000-character text
         fixed = _numpy(exports["fixed"]["serving_default"](text=tf.constant(texts)))
         packed = _numpy(exports["longest"]["serving_default"](text=tf.constant(texts)))
@@ -101,8 +95,8 @@ def test_ner_labels_equal_fixed(tmp_path_factory):
     assert width == SEQ_LENGTH  # the long text fills the whole length
 
 
-def test_multiple_choice_equals_fixed(tmp_path_factory):
-    exports = _exports(tmp_path_factory, "multiple_choice")
+def test_multiple_choice_equals_fixed(tiny_head_export):
+    exports = _exports(tiny_head_export, "multiple_choice")
     contexts = tf.constant([b"She opened the fridge", b"The match ended"])
     choices = tf.constant([[b"and took milk.", b"and flew away.", b""], [b"in a draw.", b"x", b"y"]])
     fixed = _numpy(exports["fixed"]["serving_default"](text_a=contexts, text_b=choices))

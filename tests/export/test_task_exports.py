@@ -11,7 +11,7 @@ from bert_tf.export.exporter import build_export_module, export_saved_model
 from bert_tf.export.span_serving import best_spans
 from bert_tf.export.restored_model import restore_model
 from bert_tf.tokenization.bert_preprocessor import BertPreprocessor
-from tests.export.conftest import TAGS, TINY_SEQ_LENGTH, write_tiny_model_dir
+from tests.export.conftest import HEAD_SEQ_LENGTH, TAGS, TINY_SEQ_LENGTH, write_tiny_model_dir
 
 pytestmark = pytest.mark.slow
 
@@ -21,11 +21,22 @@ def _export(tmp_path_factory, head):
     write_tiny_model_dir(str(root / "model"), head)
     path = export_saved_model(str(root / "model"), str(root / "export"), head,
                               seq_length=TINY_SEQ_LENGTH)
-    restored = restore_model(str(root / "model"), head)
+    return _loaded(str(root / "model"), path, head, TINY_SEQ_LENGTH)
+
+
+def _loaded(model_dir, path, head, seq_length):
+    """(serving_default, the restored Keras model, its preprocessor) of an export."""
+    restored = restore_model(model_dir, head)
     # Packed as the export packs (each request to its own longest sequence).
     preprocessor = BertPreprocessor(restored.vocab_file, lower_case=restored.lower_case,
-                                    seq_length=TINY_SEQ_LENGTH, padding="longest")
+                                    seq_length=seq_length, padding="longest")
     return tf.saved_model.load(path).signatures["serving_default"], restored, preprocessor
+
+
+def _shared_export(tiny_head_export, head):
+    """`_export` of test_padding.py's "longest" export of `head` (at HEAD_SEQ_LENGTH, made once
+    for both files); what these tests assert does not depend on the length."""
+    return _loaded(*tiny_head_export(head), head, HEAD_SEQ_LENGTH)
 
 
 def test_best_spans_respects_context_and_length():
@@ -39,8 +50,8 @@ def test_best_spans_respects_context_and_length():
     assert not found.numpy()[0]
 
 
-def test_span_answer_is_the_context_substring(tmp_path_factory):
-    serve, restored, preprocessor = _export(tmp_path_factory, "span_labeler")
+def test_span_answer_is_the_context_substring(tiny_head_export):
+    serve, restored, preprocessor = _shared_export(tiny_head_export, "span_labeler")
     questions = [b"Who won?", b"Where?", b"empty context"]
     contexts = [b"Arsenal beat Chelsea 2-1 at Wembley on Saturday.", b"caf\xc3\xa9 in Paris", b""]
     out = serve(text_a=tf.constant(questions), text_b=tf.constant(contexts))
@@ -56,8 +67,8 @@ def test_span_answer_is_the_context_substring(tmp_path_factory):
     assert out["answer"].numpy()[2] == b"" and out["score"][2] == out["null_score"][2]
 
 
-def test_token_classifier_labels_each_word(tmp_path_factory):
-    serve, restored, preprocessor = _export(tmp_path_factory, "token_classifier")
+def test_token_classifier_labels_each_word(tiny_head_export):
+    serve, restored, preprocessor = _shared_export(tiny_head_export, "token_classifier")
     texts = [b"John Smith lives in Paris.", b"", b"word " * 20000]
     out = serve(text=tf.constant(texts))
     logits = restored.model(preprocessor(tf.constant(texts)), training=False).numpy()
@@ -71,12 +82,12 @@ def test_token_classifier_labels_each_word(tmp_path_factory):
     assert out["labels"].numpy()[0][:len(words)].tolist() == expected
     assert out["word_mask"][1].numpy().sum() == 0
     # Truncation: only seq_length - 2 words fit; the output stops there.
-    assert out["word_mask"][2].numpy().sum() == TINY_SEQ_LENGTH - 2
-    assert out["labels"].shape[1] == TINY_SEQ_LENGTH - 2
+    assert out["word_mask"][2].numpy().sum() == HEAD_SEQ_LENGTH - 2
+    assert out["labels"].shape[1] == HEAD_SEQ_LENGTH - 2
 
 
-def test_multiple_choice_matches_keras(tmp_path_factory):
-    serve, restored, preprocessor = _export(tmp_path_factory, "multiple_choice")
+def test_multiple_choice_matches_keras(tiny_head_export):
+    serve, restored, preprocessor = _shared_export(tiny_head_export, "multiple_choice")
     contexts = [b"She opened the fridge", b"The match ended"]
     choices = [[b"and took milk.", b"and flew away.", b""], [b"in a draw.", b"x", b"y"]]
     out = serve(text_a=tf.constant(contexts), text_b=tf.constant(choices))

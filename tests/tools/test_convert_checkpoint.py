@@ -1,4 +1,10 @@
-"""tools/convert_checkpoint.py as a user runs it: damaged, NaN and existing outputs refused."""
+"""tools/convert_checkpoint.py as a user runs it: damaged, NaN and existing outputs refused.
+
+The conversion runs in a fresh interpreter (the whole program, as a user starts it); the refusals
+run its `__main__` in this process (`call_entry_point`: the same flags, exit code and one error
+line, without ~4 s of TensorFlow start-up each). A refusal's console in a fresh interpreter is
+tests/checkpoints/test_convert_checkpoint_tool.py::test_cli_user_mistake_is_one_line_not_a_traceback.
+"""
 
 import json
 import os
@@ -8,9 +14,9 @@ import numpy as np
 import pytest
 from safetensors.numpy import load_file, save_file
 
-from tests.tools.conftest import assert_user_error, run_tool, snapshot
+from tests.entry_points import assert_user_error, call_entry_point, run_entry_point, snapshot
 
-pytestmark = pytest.mark.slow  # each case starts a TensorFlow process
+TOOL = "tools/convert_checkpoint.py"
 
 TINY_HF = os.path.join(os.path.dirname(os.path.dirname(__file__)), "testdata",
                        "tiny_hf_pretraining")
@@ -23,14 +29,15 @@ def hf_copy(tmp_path):
     return path
 
 
-def _convert(hf_dir, output_dir, *flags):
-    return run_tool("convert_checkpoint", "--from=huggingface", f"--input={hf_dir}",
-                    f"--output_dir={output_dir}", *flags)
+def _convert(hf_dir, output_dir, *flags, run=call_entry_point):
+    return run(TOOL, "--from=huggingface", f"--input={hf_dir}", f"--output_dir={output_dir}",
+               *flags)
 
 
+@pytest.mark.subprocess
 def test_conversion_writes_model_info(hf_copy, tmp_path):
     (hf_copy / "tokenizer_config.json").write_text('{"do_lower_case": true}')
-    result = _convert(hf_copy, tmp_path / "model")
+    result = _convert(hf_copy, tmp_path / "model", run=run_entry_point)
     assert result.returncode == 0, result.stderr[-3000:]
     info = json.loads((tmp_path / "model" / "model_info.json").read_text())
     assert info["head"] == "pretrainer" and info["do_lower_case"] is True
@@ -76,10 +83,10 @@ def test_casing_flag_contradicting_tokenizer_config(hf_copy, tmp_path):
      ["does not apply to --to=huggingface"]),
 ])
 def test_bad_flags(flags, fragments):
-    assert_user_error(run_tool("convert_checkpoint", *flags), *fragments)
+    assert_user_error(call_entry_point(TOOL, *flags), *fragments)
 
 
 def test_damaged_model_dir_to_huggingface(damaged_model_dir, tmp_path):
-    result = run_tool("convert_checkpoint", "--from=ours", "--to=huggingface",
+    result = call_entry_point(TOOL, "--from=ours", "--to=huggingface",
                       f"--input={damaged_model_dir}", f"--output_dir={tmp_path / 'hf'}")
     assert_user_error(result, os.path.join(damaged_model_dir, "model.ckpt"), "damaged")
