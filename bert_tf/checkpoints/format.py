@@ -77,6 +77,8 @@ class FolderDescription:
       vocab: the vocab file (`vocab.txt` or `tokenizer.json`), or None.
       vocab_size: tokens in it, or None.
       lower_case: the recorded casing, or None when the folder records none.
+      max_position_embeddings: the longest input its position table takes, where its small
+        files or variable shapes tell (None elsewhere).
     """
 
     path: str
@@ -92,6 +94,7 @@ class FolderDescription:
     vocab: str = None
     vocab_size: int = None
     lower_case: bool = None
+    max_position_embeddings: int = None
 
     def lines(self):
         """A few readable lines."""

@@ -85,7 +85,8 @@ def describe(path):
         os.fspath(path), NAME, FORMAT.title, weights=[os.path.basename(prefix) + ".*"],
         head=info.get("head"), architecture=info.get("huggingface_architecture"),
         label_names=info.get("label_names"), problem_type=info.get("problem_type"),
-        lower_case=info.get("do_lower_case"))
+        lower_case=info.get("do_lower_case"),
+        max_position_embeddings=model_dir_lib.read_config(folder).max_position_embeddings)
     description.pretraining_heads = sorted(
         {name.split("/")[0] for name in variables} & set(weight_map.HEAD_GROUPS))
     if HEAD_BIAS in variables:

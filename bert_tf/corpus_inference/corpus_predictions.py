@@ -49,8 +49,10 @@ def predict_corpus(input_patterns, output_dir, settings, output_format="parquet"
     Raises:
       OutputExistsError: `output_dir` holds files.
       InputError: no input file, or one that cannot be read (names file, line, column), or a
-        model the workers cannot build (damaged checkpoint, `max_seq_length` above its positions).
-      TaskInputError, CheckpointError, FileNotFoundError: a wrong head or an unreadable folder.
+        model the workers cannot build (damaged checkpoint; `max_seq_length` above the
+        positions of a folder whose small files do not tell them: Model Garden, Keras file).
+      TaskInputError, CheckpointError, FileNotFoundError: a wrong head, a `max_seq_length`
+        above the positions the folder records, or an unreadable folder.
     """
     from bert_tf.corpus_inference import pipeline as pipeline_lib  # pylint: disable=import-outside-toplevel
     from bert_tf.data.records import beam_options  # pylint: disable=import-outside-toplevel  (Beam is an extra.)
@@ -59,7 +61,7 @@ def predict_corpus(input_patterns, output_dir, settings, output_format="parquet"
         raise UserError(f"--output_format={output_format}: choose one of {list(writers.FORMATS)}.")
     refuse_existing(output_dir, "output folder", flag="output")
     names = document_reader.expand_input_patterns(input_patterns)
-    predictor.check_settings(settings)  # a wrong head, as one line, before any work
+    predictor.check_settings(settings)  # a wrong head or length, as one line, before any work
     reader = reader or readers.LineReader()
     beam = beam_options.import_beam()
     pipeline = beam.Pipeline(options=beam_options.pipeline_options(beam_pipeline_options))

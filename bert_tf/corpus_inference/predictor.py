@@ -29,6 +29,7 @@ from bert_tf.options import check_options, option
 from bert_tf.corpus_inference import windows
 from bert_tf.keras_tasks import SentenceEncoder, TextClassifier, TokenClassifier
 from bert_tf.keras_tasks.sentence_encoder import POOLINGS
+from bert_tf.keras_tasks.text_task import check_seq_length
 from bert_tf.keras_tasks.text_classifier import MULTI_LABEL
 from bert_tf.keras_tasks.text_inputs import TaskInputError
 
@@ -68,13 +69,17 @@ class Prediction(collections.namedtuple("Prediction", ["record", "order", "long"
     whether the line was longer than the model reads at once (truncated, or windows)."""
 
 
-def resolve_head(model, head="auto"):
+def resolve_head(description, head="auto"):
     """The head to run: the folder's own task head for "auto", else `head` if it holds it.
+
+    Args:
+      description: the folder's `FolderDescription` (`registry.describe_folder`).
 
     Raises:
       TaskInputError: a task head asked of a folder that holds none (or another).
     """
-    held = describe_folder(model).head
+    model = description.path
+    held = description.head
     held = held if held in _TASKS else "encoder"
     if head == "auto":
         return held
@@ -88,16 +93,21 @@ def resolve_head(model, head="auto"):
 def check_settings(settings):
     """The head `settings` run, after every check that needs no model built (seconds saved).
 
-    The options, the folder's layout and its head (`describe_folder`: small files only), and
-    long-line windows on a token classifier: what the launcher refuses before any work, so
-    the model is built once, by each worker (`model_handler.TaskModelHandler.load_model`).
+    The options, the folder's layout and its head (`describe_folder`: small files only), a
+    `max_seq_length` above the position table where the folder tells its size, and long-line
+    windows on a token classifier: what the launcher refuses before any work, so the model is
+    built once, by each worker (`model_handler.TaskModelHandler.load_model`).
 
     Raises:
-      TaskInputError: a head the folder lacks, or windows on a token classifier.
+      TaskInputError: a head the folder lacks, a `max_seq_length` above the model's
+        positions, or windows on a token classifier.
       CheckpointError, FileNotFoundError: not a folder bert_tf reads.
     """
     check_options(settings)
-    head = resolve_head(settings.model, settings.head)
+    description = describe_folder(settings.model)
+    head = resolve_head(description, settings.head)
+    if settings.max_seq_length and description.max_position_embeddings:
+        check_seq_length(settings.max_seq_length, description.max_position_embeddings)
     if head == "token_classifier" and settings.long_lines == "windows":
         raise TaskInputError("--long_lines=windows pools a classifier's or an encoder's "
                              "outputs; a token classifier tags the words of the first window "

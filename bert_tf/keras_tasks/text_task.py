@@ -37,11 +37,15 @@ def check_preprocessor(encoder, preprocessor):
     if not isinstance(preprocessor, BertPreprocessor):
         raise TypeError("`preprocessor` must be a BertPreprocessor or None; received "
                         f"{type(preprocessor).__name__}.")
-    max_length = encoder.config.max_position_embeddings
-    if preprocessor.seq_length > max_length:
+    check_seq_length(preprocessor.seq_length, encoder.config.max_position_embeddings)
+
+
+def check_seq_length(seq_length, max_position_embeddings):
+    """Raises `TaskInputError` if `seq_length` is above the model's position table."""
+    if seq_length > max_position_embeddings:
         raise TaskInputError(
-            f"max_seq_length={preprocessor.seq_length} is above the model's "
-            f"max_position_embeddings={max_length}; pass max_seq_length <= {max_length}.")
+            f"max_seq_length={seq_length} is above the model's max_position_embeddings="
+            f"{max_position_embeddings}; pass max_seq_length <= {max_position_embeddings}.")
 
 
 def saved_head_classes(pretrained, head):

@@ -57,6 +57,8 @@ def test_every_fixture_folder_is_described(name, fmt, meta):
         assert label in text
     vocab = "tokenizer.json" if name == "token_classification" else "vocab.txt"
     assert os.path.basename(described.vocab) == vocab and described.vocab_size > 0
+    with open(os.path.join(folder_of(name, fmt), "config.json"), encoding="utf-8") as f:
+        assert described.max_position_embeddings == json.load(f)["max_position_embeddings"]
 
 
 def test_shards_and_pretraining_heads_are_listed():
@@ -79,6 +81,8 @@ def test_model_directory_and_google_research_folder(tmp_path):
     assert described.label_names == ["negative", "neutral", "positive"]
     assert described.lower_case is True and described.vocab.endswith("vocab.txt")
     assert described.architecture == "BertForSequenceClassification"
+    with open(os.path.join(model_dir, "bert_config.json"), encoding="utf-8") as f:
+        assert described.max_position_embeddings == json.load(f)["max_position_embeddings"]
 
     from tests.checkpoints.test_google_research import tf1_names, write_tf1_checkpoint
 
@@ -94,6 +98,9 @@ def test_model_directory_and_google_research_folder(tmp_path):
         assert described.format == "google_research"
         assert described.pretraining_heads == ["masked_lm", "next_sentence"]
         assert described.head == "pretrainer" and described.lower_case is None
+        positions = load_file(os.path.join(hf, "model.safetensors"))[
+            "bert.embeddings.position_embeddings.weight"]
+        assert described.max_position_embeddings == positions.shape[0]  # from the index
     assert detect_format(str(folder)).name == "google_research"
 
 

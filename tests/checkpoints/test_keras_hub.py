@@ -138,7 +138,11 @@ def test_masked_lm_head_settings_survive_a_hugging_face_folder(references, tmp_p
 
 
 def test_describe_names_task_head_vocab_casing_and_sequence_length():
-    text = str(registry.describe_folder(os.path.join(FIXTURES, "classifier")))
+    described = registry.describe_folder(os.path.join(FIXTURES, "classifier"))
+    with open(os.path.join(FIXTURES, "classifier", "config.json"), encoding="utf-8") as f:
+        config = json.load(f)["config"]
+    assert described.max_position_embeddings == config["max_sequence_length"]
+    text = str(described)
     for part in ("keras-hub preset", "sequence_length 24", "task.weights.h5",
                  "BertTextClassifier (bert_tf head: classifier)", "head: 3 outputs",
                  "vocabulary.txt (63 tokens), lower case"):

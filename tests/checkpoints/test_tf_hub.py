@@ -90,6 +90,7 @@ def test_describe_encoder_and_preprocess():
                                     "gelu_new")
     assert encoder.pretraining_heads == ["masked_lm"] and encoder.head == "pretrainer"
     assert (encoder.vocab_size, encoder.lower_case) == (63, True)
+    assert encoder.max_position_embeddings == 32  # dev/make_tf_hub_fixtures.py's config
     preprocess = registry.describe_folder(PREPROCESS)
     assert preprocess.title == "TF Hub SavedModel, preprocessing"
     assert (preprocess.vocab_size, preprocess.lower_case, preprocess.weights) == (63, True, [])

@@ -62,8 +62,11 @@ def test_undecodable_line_found_by_a_worker_is_one_line_and_leaves_nothing(tiny_
     ("tagger_dir", {"long_lines": "windows"},
      "--long_lines=windows pools a classifier's or an encoder's outputs; a token classifier tags "
      "the words of the first window only (pass --long_lines=truncate)."),
-], ids=["missing_head", "windows_on_a_tagger"])
-def test_a_wrong_head_is_refused_before_any_model_or_pipeline(request, tmp_path, monkeypatch,
+    ("tiny_model_dir", {"max_seq_length": 65},
+     "max_seq_length=65 is above the model's max_position_embeddings=64; pass "
+     "max_seq_length <= 64."),
+], ids=["missing_head", "windows_on_a_tagger", "max_seq_length_too_long"])
+def test_a_wrong_head_or_length_is_refused_before_any_model_or_pipeline(request, tmp_path, monkeypatch,
                                                               folder, settings, message):
     folder = request.getfixturevalue(folder)
     builds = _count_builds(monkeypatch)
@@ -82,11 +85,8 @@ def _no_pipeline(*args):
 
 
 @pytest.mark.parametrize("folder, settings, message", [
-    ("tiny_model_dir", {"max_seq_length": 65},
-     "max_seq_length=65 is above the model's max_position_embeddings=64; pass "
-     "max_seq_length <= 64."),
     ("damaged_model_dir", {}, "{}/model.ckpt is damaged or half-written"),
-], ids=["max_seq_length_too_long", "damaged_checkpoint"])
+], ids=["damaged_checkpoint"])
 def test_a_model_the_worker_cannot_build_is_one_line_and_leaves_nothing(request, tmp_path, folder,
                                                                         settings, message):
     folder = request.getfixturevalue(folder)

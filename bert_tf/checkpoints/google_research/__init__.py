@@ -16,6 +16,7 @@ import tensorflow as tf
 from bert_tf import model_dir as model_dir_lib
 from bert_tf.checkpoints.format import FolderDescription, Format
 from bert_tf.checkpoints.google_research.reader import (CHECKPOINT, HEAD_VARIABLES, NAME,
+                                                        POSITION_EMBEDDINGS,
                                                         checkpoint_prefix, read)
 
 
@@ -50,10 +51,12 @@ def describe(path):
         raise model_dir_lib.checkpoint_read_error(prefix, error) from None
     heads = [head for head, name in HEAD_VARIABLES.items() if name in variables]
     vocab = os.path.join(os.path.dirname(prefix), model_dir_lib.VOCAB_NAME)
+    positions = variables.get(POSITION_EMBEDDINGS)  # [P, H]
     return FolderDescription(
         os.fspath(path), NAME, FORMAT.title, weights=[os.path.basename(prefix) + ".*"],
         head="pretrainer" if heads else "encoder", pretraining_heads=heads,
-        vocab=vocab if os.path.isfile(vocab) else None)
+        vocab=vocab if os.path.isfile(vocab) else None,
+        max_position_embeddings=positions[0] if positions else None)
 
 
 FORMAT = Format(

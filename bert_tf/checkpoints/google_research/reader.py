@@ -40,6 +40,8 @@ _SLOT_SUFFIXES = ("/adam_m", "/adam_v")
 _IGNORED = ("global_step",)
 
 
+POSITION_EMBEDDINGS = "bert/embeddings/position_embeddings"
+
 # Our weight path <- google-research TF1 variable name.
 TABLE = weight_map.bert_rules(weight_map.Spelling(
     sep="/", embeddings="bert/embeddings", block=f"bert/encoder/layer_{LAYER}",

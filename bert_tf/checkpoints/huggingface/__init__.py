@@ -67,7 +67,8 @@ def describe(path):
         label_names=head["label_names"], problem_type=head["problem_type"],
         pretraining_heads=head["pretraining_heads"],
         vocab=vocab.vocab_file or os.path.join(folder, TOKENIZER_FILE),
-        vocab_size=len(vocab.tokens), lower_case=vocab.lower_case)
+        vocab_size=len(vocab.tokens), lower_case=vocab.lower_case,
+        max_position_embeddings=values.get("max_position_embeddings"))
 
 
 FORMAT = Format(

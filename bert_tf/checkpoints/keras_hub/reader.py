@@ -124,4 +124,5 @@ def describe(path):
         architecture=preset.task or preset_lib.BACKBONE, head=HEADS[preset.task],
         num_labels=preset.num_classes,
         pretraining_heads=["masked_lm"] if preset.task == preset_lib.MASKED_LM else [],
-        vocab=preset.vocab_file, lower_case=preset.lower_case)
+        vocab=preset.vocab_file, lower_case=preset.lower_case,
+        max_position_embeddings=preset.config.max_position_embeddings)

@@ -148,6 +148,7 @@ def describe(path):
         config = encoder_weights.infer_config(variables, hidden_act(model.contents), path)
         description.weights = [saved_model.VARIABLES_PREFIX + ".*"]
         description.architecture = _architecture(config)
+        description.max_position_embeddings = config.max_position_embeddings
         description.pretraining_heads = (["masked_lm"] if encoder_weights.has_masked_lm(variables)
                                          else [])
         description.head = "pretrainer" if description.pretraining_heads else "encoder"
