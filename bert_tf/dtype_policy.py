@@ -24,12 +24,14 @@ AUTO = "auto"
 BFLOAT16_MIN_SPEEDUP = 1.3
 
 
-def measured_matmul_flops(dtype, size=2048, matmuls=8, repeats=7):
+def measured_matmul_flops(dtype, size=2048, matmuls=4, repeats=4):
     """FLOP/s of this machine's default device on `size`² matmuls in `dtype`'s compute dtype.
 
     The fastest of `repeats` timings of `matmuls` chained products (after one warm-up): what
     the math library reaches on a shape that large, a ceiling for a model step. The fastest,
-    not the median: other processes on the machine only ever slow a timing down.
+    not the median: other processes on the machine only ever slow a timing down. The
+    defaults (the benchmarks' machine rows) cost ~1.2 s of float32 on 2 cores at ~300
+    GFLOP/s; 8 products x 7 repeats took ~4-7 s each time a benchmark printed its machine.
     """
     import tensorflow as tf  # here: `import bert_tf` stays free of TensorFlow
 
