@@ -9,7 +9,6 @@ import tensorflow as tf
 
 from bert_tf.checkpoints.registry import load_pretrained
 from bert_tf.checkpoints.tf_hub.saved_model import read_saved_model
-from bert_tf.export.exporter import export_saved_model
 from bert_tf.model_dir import write_model_dir
 from bert_tf.models.bert_encoder import BertEncoder
 from bert_tf.models.bert_pretrainer import BertPretrainer
@@ -26,19 +25,15 @@ INPUTS = {"input_word_ids": IDS, "input_mask": (IDS > 0).astype(np.int32),
 POSITIONS = np.array([[1, 3], [2, 5]], np.int32)
 
 
-def _write_model_dir(model_dir, heads):
-    """A random model directory; the masked-LM output bias is made non-zero so that a head
-    read back without it would differ."""
-    encoder = BertEncoder(tiny_config_for(TINY_VOCAB))
-    items = {"encoder": encoder}
-    if heads:
-        pretrainer = BertPretrainer(encoder)
-        bias = pretrainer.masked_lm.output_bias
-        bias.assign(np.random.default_rng(0).normal(size=bias.shape).astype(np.float32))
-        items = pretrainer.checkpoint_items()
+def _write_model_dir(model_dir):
+    """A random pretrainer model directory; the masked-LM output bias is made non-zero so that
+    a head read back without it would differ."""
+    pretrainer = BertPretrainer(BertEncoder(tiny_config_for(TINY_VOCAB)))
+    bias = pretrainer.masked_lm.output_bias
+    bias.assign(np.random.default_rng(0).normal(size=bias.shape).astype(np.float32))
     write_model_dir(model_dir, tiny_config_for(TINY_VOCAB), vocab_file=TINY_VOCAB,
-                    info={"head": "pretrainer" if heads else "encoder", "do_lower_case": False},
-                    **items)
+                    info={"head": "pretrainer", "do_lower_case": False},
+                    **pretrainer.checkpoint_items())
 
 
 @pytest.fixture(scope="module")
@@ -50,7 +45,7 @@ def exported(tmp_path_factory):
     and test_tools_export_and_convert_back converts it back, so the module exports once."""
     root = tmp_path_factory.mktemp("hub_mlm")
     model_dir, export_dir = str(root / "model"), str(root / "hub")
-    _write_model_dir(model_dir, heads=True)
+    _write_model_dir(model_dir)
     result = run_tool("export_saved_model", f"--model_dir={model_dir}",
                       f"--export_dir={export_dir}", "--head=hub_encoder")
     assert result.returncode == 0, result.stderr
@@ -119,9 +114,10 @@ def test_dropout_draws_new_masks_in_training_only(exported):
                                   hub_encoder(INPUTS)["pooled_output"].numpy())
 
 
-def test_encoder_without_head_has_no_mlm(tmp_path):
-    _write_model_dir(str(tmp_path / "model"), heads=False)
-    path = export_saved_model(str(tmp_path / "model"), str(tmp_path / "hub"), "hub_encoder")
+def test_encoder_without_head_has_no_mlm(hub_exports):
+    # An encoder-only model directory's TF Hub export (test_hub_modules.py's, made once:
+    # tests/export/conftest.py).
+    path = hub_exports[1]["hub_encoder"]
     assert not hasattr(tf.saved_model.load(path), "mlm")
     read_back = load_pretrained(path)
     assert read_back.heads == {} and read_back.head == "encoder"
