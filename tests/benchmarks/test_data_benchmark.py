@@ -6,8 +6,6 @@ import tensorflow as tf
 
 from benchmarks.data import real_token_share, write_bbc_news_corpus
 
-pytestmark = [pytest.mark.slow, pytest.mark.subprocess]  # each runs benchmarks/benchmark.py as a user does
-
 
 def _example(input_mask):
     ids = [101 + i for i in range(len(input_mask))]

@@ -9,14 +9,14 @@ import pytest
 
 from benchmarks.serving import computed_tokens
 
-pytestmark = [pytest.mark.slow, pytest.mark.subprocess]  # each runs benchmarks/benchmark.py as a user does
-
 ROOT = os.path.join(os.path.dirname(__file__), "..", "..")
 LINES = ["In the beginning God created the heaven and the earth.", "Amen.",
          "And the earth was without form, and void; and darkness was upon the face of the deep.",
          "Jesus wept.", "Selah.", "And God said, Let there be light: and there was light."]
 
 
+@pytest.mark.slow
+@pytest.mark.subprocess  # runs benchmarks/benchmark.py as a user does
 def test_serving_benchmark_serves_lines_in_order_on_every_system(tiny_model_dir, minilm_hf_dir,
                                                                  tmp_path):
     text_file = tmp_path / "lines.txt"
@@ -40,6 +40,7 @@ def test_serving_benchmark_serves_lines_in_order_on_every_system(tiny_model_dir,
     assert "error" in by_system[("hf_torch", None)]
 
 
+@pytest.mark.subprocess  # the worker's argparse, before any TensorFlow import (0.1 s)
 def test_worker_refuses_an_unknown_system_in_one_line(tmp_path):
     result = subprocess.run(
         [sys.executable, "benchmarks/serving_worker.py", "--system=nope", "--model_dir=x",

@@ -81,6 +81,21 @@ def tiny_classifier(tmp_path_factory):
 
 
 @pytest.fixture(scope="session")
+def hub_exports(tmp_path_factory):
+    """`(model_dir, {head: export path})`: a tiny encoder as TF Hub's two interfaces.
+
+    Exported with `dtype="auto"`, which the hub interfaces take as float32 (on a CPU with
+    native bfloat16 too): test_hub_modules.py checks the interfaces, test_precision.py the
+    float32 each recorded, so the preprocessor (the costly trace) is exported once."""
+    root = tmp_path_factory.mktemp("hub")
+    model_dir = str(root / "model")
+    write_tiny_model_dir(model_dir, "encoder")
+    return model_dir, {head: export_saved_model(model_dir, str(root / head), head,
+                                                seq_length=TINY_SEQ_LENGTH, dtype="auto")
+                       for head in ("preprocessor", "hub_encoder")}
+
+
+@pytest.fixture(scope="session")
 def minilm_encoder_export(minilm_model_dir, tmp_path_factory):
     """The converted MiniLM encoder, exported once (seq_length 128)."""
     export_dir = str(tmp_path_factory.mktemp("minilm_export"))

@@ -1,13 +1,14 @@
 """The TF Hub encoder export's `.mlm` sub-object, and bert_tf's TF Hub reader reading the
 export back: a round trip through Model Garden's variable names and shapes."""
 
+import os
+
 import numpy as np
 import pytest
 import tensorflow as tf
 
 from bert_tf.checkpoints.registry import load_pretrained
 from bert_tf.checkpoints.tf_hub.saved_model import read_saved_model
-from bert_tf.export.exporter import export_saved_model
 from bert_tf.model_dir import write_model_dir
 from bert_tf.models.bert_encoder import BertEncoder
 from bert_tf.models.bert_pretrainer import BertPretrainer
@@ -24,28 +25,31 @@ INPUTS = {"input_word_ids": IDS, "input_mask": (IDS > 0).astype(np.int32),
 POSITIONS = np.array([[1, 3], [2, 5]], np.int32)
 
 
-def _write_model_dir(model_dir, heads):
-    """A random model directory; the masked-LM output bias is made non-zero so that a head
-    read back without it would differ."""
-    encoder = BertEncoder(tiny_config_for(TINY_VOCAB))
-    items = {"encoder": encoder}
-    if heads:
-        pretrainer = BertPretrainer(encoder)
-        bias = pretrainer.masked_lm.output_bias
-        bias.assign(np.random.default_rng(0).normal(size=bias.shape).astype(np.float32))
-        items = pretrainer.checkpoint_items()
+def _write_model_dir(model_dir):
+    """A random pretrainer model directory; the masked-LM output bias is made non-zero so that
+    a head read back without it would differ."""
+    pretrainer = BertPretrainer(BertEncoder(tiny_config_for(TINY_VOCAB)))
+    bias = pretrainer.masked_lm.output_bias
+    bias.assign(np.random.default_rng(0).normal(size=bias.shape).astype(np.float32))
     write_model_dir(model_dir, tiny_config_for(TINY_VOCAB), vocab_file=TINY_VOCAB,
-                    info={"head": "pretrainer" if heads else "encoder", "do_lower_case": False},
-                    **items)
+                    info={"head": "pretrainer", "do_lower_case": False},
+                    **pretrainer.checkpoint_items())
 
 
 @pytest.fixture(scope="module")
 def exported(tmp_path_factory):
-    """(the model directory's `Pretrained`, the hub export's path) of a pretrainer."""
+    """(the model directory's `Pretrained`, the hub export's path) of a pretrainer.
+
+    Exported by tools/export_saved_model.py in a fresh interpreter, as a user does (the
+    tool's one successful whole-program run in the suite): the tests below read that export,
+    and test_tools_export_and_convert_back converts it back, so the module exports once."""
     root = tmp_path_factory.mktemp("hub_mlm")
-    _write_model_dir(str(root / "model"), heads=True)
-    path = export_saved_model(str(root / "model"), str(root / "hub"), "hub_encoder")
-    return load_pretrained(str(root / "model")), path
+    model_dir, export_dir = str(root / "model"), str(root / "hub")
+    _write_model_dir(model_dir)
+    result = run_tool("export_saved_model", f"--model_dir={model_dir}",
+                      f"--export_dir={export_dir}", "--head=hub_encoder")
+    assert result.returncode == 0, result.stderr
+    return load_pretrained(model_dir), os.path.join(export_dir, "1")
 
 
 def _outputs(pretrained):
@@ -56,6 +60,7 @@ def _outputs(pretrained):
             for name in ("sequence_output", "pooled_output", "mlm_logits")}
 
 
+@pytest.mark.subprocess  # `exported` runs the tool
 def test_mlm_sub_object_computes_the_model_directorys_logits(exported):
     original, path = exported
     hub_encoder = tf.saved_model.load(path)
@@ -70,6 +75,7 @@ def test_mlm_sub_object_computes_the_model_directorys_logits(exported):
     assert not [v for v in hub_encoder.trainable_variables if v.name.startswith("cls/")]
 
 
+@pytest.mark.subprocess  # `exported` runs the tool
 def test_tf_hub_reader_reads_the_export_back(exported):
     original, path = exported
     read_back = load_pretrained(path)
@@ -84,6 +90,7 @@ def test_tf_hub_reader_reads_the_export_back(exported):
         np.testing.assert_allclose(got[name], expected[name], atol=1e-5, err_msg=name)
 
 
+@pytest.mark.subprocess  # `exported` runs the tool
 def test_saved_variables_are_model_gardens(exported):
     _, path = exported
     contents = read_saved_model(path)
@@ -96,6 +103,7 @@ def test_saved_variables_are_model_gardens(exported):
     assert not [name for name in contents.variables if "seed" in name]  # dropout's states
 
 
+@pytest.mark.subprocess  # `exported` runs the tool
 def test_dropout_draws_new_masks_in_training_only(exported):
     _, path = exported
     hub_encoder = tf.saved_model.load(path)
@@ -106,28 +114,27 @@ def test_dropout_draws_new_masks_in_training_only(exported):
                                   hub_encoder(INPUTS)["pooled_output"].numpy())
 
 
-def test_encoder_without_head_has_no_mlm(tmp_path):
-    _write_model_dir(str(tmp_path / "model"), heads=False)
-    path = export_saved_model(str(tmp_path / "model"), str(tmp_path / "hub"), "hub_encoder")
+def test_encoder_without_head_has_no_mlm(hub_exports):
+    # An encoder-only model directory's TF Hub export (test_hub_modules.py's, made once:
+    # tests/export/conftest.py).
+    path = hub_exports[1]["hub_encoder"]
     assert not hasattr(tf.saved_model.load(path), "mlm")
     read_back = load_pretrained(path)
     assert read_back.heads == {} and read_back.head == "encoder"
 
 
-def test_tools_export_and_convert_back(tmp_path):
+@pytest.mark.subprocess
+def test_tools_export_and_convert_back(exported, tmp_path):
     # The entry points end to end: a pretrainer exported as a TF Hub encoder, converted back
     # into a model directory, computes the same logits. The export runs in a fresh interpreter
-    # (tools/export_saved_model.py's one whole-program run in the suite); the conversion runs
-    # the tool's `__main__` in this process (its fresh-interpreter runs: tests/tools,
-    # tests/checkpoints).
-    model_dir, export_dir, back = (str(tmp_path / name) for name in ("model", "hub", "back"))
-    _write_model_dir(model_dir, heads=True)
-    exported = run_tool("export_saved_model", f"--model_dir={model_dir}",
-                        f"--export_dir={export_dir}", "--head=hub_encoder")
-    assert exported.returncode == 0, exported.stderr
-    converted = call_entry_point("tools/convert_checkpoint.py", f"--input={export_dir}/1",
+    # (`exported`: tools/export_saved_model.py's one whole-program run in the suite); the
+    # conversion runs the tool's `__main__` in this process (its fresh-interpreter runs:
+    # tests/tools, tests/checkpoints).
+    original, path = exported
+    back = str(tmp_path / "back")
+    converted = call_entry_point("tools/convert_checkpoint.py", f"--input={path}",
                                  f"--output_dir={back}")
     assert converted.returncode == 0, converted.stderr
-    got, expected = _outputs(load_pretrained(back)), _outputs(load_pretrained(model_dir))
+    got, expected = _outputs(load_pretrained(back)), _outputs(original)
     for name in expected:
         np.testing.assert_allclose(got[name], expected[name], atol=1e-5, err_msg=name)

@@ -5,25 +5,14 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from bert_tf.export.exporter import export_saved_model
 from bert_tf.export.restored_model import restore_model
 from bert_tf.tokenization.bert_preprocessor import BertPreprocessor
 from tests.export.conftest import TINY_SEQ_LENGTH
-from tests.fixtures import CASED_VOCAB, write_tiny_model_dir
+from tests.fixtures import CASED_VOCAB
 
 pytestmark = pytest.mark.slow
 
 TEXTS = tf.constant([b"Arsenal beat Chelsea.", b"", b"caf\xc3\xa9 \xff news"])
-
-
-@pytest.fixture(scope="module")
-def hub_exports(tmp_path_factory):
-    root = tmp_path_factory.mktemp("hub")
-    model_dir = str(root / "model")
-    write_tiny_model_dir(model_dir, "encoder")
-    return model_dir, {head: export_saved_model(model_dir, str(root / head), head,
-                                                seq_length=TINY_SEQ_LENGTH)
-                       for head in ("preprocessor", "hub_encoder")}
 
 
 def _assert_inputs_equal(got, expected):

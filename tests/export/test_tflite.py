@@ -56,10 +56,11 @@ def minilm_tflite(minilm_model_dir, tmp_path_factory):
 
 def test_fast_bert_tokenizer_ids_equal_ours_but_on_edge_cases(minilm_model_dir):
     """FastBertTokenizer (TFLite) vs BertTokenizer (SavedModel, the reference's ids)."""
+    # Restored once: the module's tokenizer reads only its vocab_file and lower_case.
+    restored = restore_model(minilm_model_dir, "encoder")
     for vocab_file, lower_case, column, differing in (
             (os.path.join(minilm_model_dir, "vocab.txt"), True, "uncased_ids", 30),
             (CASED_VOCAB, False, "cased_ids", 21)):
-        restored = restore_model(minilm_model_dir, "encoder")
         restored.vocab_file, restored.lower_case = vocab_file, lower_case
         fast = tflite.TfliteModule(restored, seq_length=128).tokenizer
         ours = BertTokenizer(vocab_file, lower_case=lower_case)
