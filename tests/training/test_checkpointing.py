@@ -47,7 +47,7 @@ def _empty_state_file(output_dir):
 
 
 @pytest.fixture(scope="module")
-def straight(dropout_free_config, tmp_path_factory):
+def straight_run(dropout_free_config, tmp_path_factory):
     """An uninterrupted 4-step run: its folder, which each test copies and damages (the same
     seeded run would write the same checkpoints again), and its losses, the reference for
     every resumed run."""
@@ -56,8 +56,8 @@ def straight(dropout_free_config, tmp_path_factory):
 
 
 @pytest.mark.parametrize("damage", ["truncated_data", "missing_index", "empty_state_file"])
-def test_resume_skips_a_damaged_newest_checkpoint(straight, tmp_path, damage, caplog):
-    dropout_free_config, straight_dir, straight = straight
+def test_resume_skips_a_damaged_newest_checkpoint(straight_run, tmp_path, damage, caplog):
+    dropout_free_config, straight_dir, straight = straight_run
     output_dir = tmp_path / "damaged"
     shutil.copytree(straight_dir, output_dir)
     newest = str(output_dir / "ckpt-4")
