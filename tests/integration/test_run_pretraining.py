@@ -18,6 +18,7 @@ from bert_tf.errors import UserError
 from bert_tf.training.options import PretrainingOptions
 from bert_tf.training.pretraining_runner import PretrainingInputError, run_pretraining
 from bert_tf.training.run_directory import newest_checkpoint_step
+from tests.entry_points import call_entry_point
 
 SEQ, PREDICTIONS, VOCAB = 16, 3, 60
 STEP_LINE = re.compile(r"step (\d+)/\d+ loss=([\d.]+) .* lr=([\de.+-]+) ")
@@ -168,7 +169,9 @@ def test_sigterm_saves_and_the_rerun_ends_like_an_uninterrupted_run_then_continu
     first = subprocess.Popen(command, env=_env(), stderr=subprocess.PIPE, text=True)
     _wait_for(run_dir / "log.txt", "step 6/300", first)
     first.send_signal(signal.SIGSTOP)  # held mid-run while a second run tries the folder
-    second = subprocess.run(command, env=_env(), capture_output=True, text=True, timeout=300)
+    # The refused run runs in this process (a refusal's console in a new interpreter:
+    # test_run_pretraining_errors.py::test_console_is_clean_whatever_tf_cpp_min_log_level_says).
+    second = call_entry_point("bert_tf.run_pretraining", *command[3:])
     assert second.returncode == 1 and "Traceback" not in second.stderr, second.stderr[-2000:]
     assert f"is in use by pid {first.pid} on" in second.stderr.strip().split("\n")[-1]
     first.send_signal(signal.SIGTERM)  # handled as soon as it runs again

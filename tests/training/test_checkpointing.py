@@ -1,6 +1,7 @@
 """Resume survives damage: a broken newest checkpoint falls back to the newest intact one."""
 
 import os
+import shutil
 
 import keras
 import numpy as np
@@ -46,16 +47,19 @@ def _empty_state_file(output_dir):
 
 
 @pytest.fixture(scope="module")
-def straight(dropout_free_config, tmp_path_factory):
-    """Losses of an uninterrupted 4-step run, the reference for every resumed one."""
-    return dropout_free_config, _run(dropout_free_config, tmp_path_factory.mktemp("straight"), 4)
+def straight_run(dropout_free_config, tmp_path_factory):
+    """An uninterrupted 4-step run: its folder, which each test copies and damages (the same
+    seeded run would write the same checkpoints again), and its losses, the reference for
+    every resumed run."""
+    folder = tmp_path_factory.mktemp("straight") / "run"
+    return dropout_free_config, folder, _run(dropout_free_config, folder, 4)
 
 
 @pytest.mark.parametrize("damage", ["truncated_data", "missing_index", "empty_state_file"])
-def test_resume_skips_a_damaged_newest_checkpoint(straight, tmp_path, damage, caplog):
-    dropout_free_config, straight = straight
+def test_resume_skips_a_damaged_newest_checkpoint(straight_run, tmp_path, damage, caplog):
+    dropout_free_config, straight_dir, straight = straight_run
     output_dir = tmp_path / "damaged"
-    _run(dropout_free_config, output_dir, 4)
+    shutil.copytree(straight_dir, output_dir)
     newest = str(output_dir / "ckpt-4")
     if damage == "truncated_data":
         _truncate(newest + ".data-00000-of-00001")

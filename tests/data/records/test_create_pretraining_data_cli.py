@@ -8,6 +8,7 @@ import pytest
 import tensorflow as tf
 
 from tests.data.conftest import HELDOUT, VOCAB
+from tests.entry_points import call_entry_point
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
 # What these tests assert is the console of a new process (Beam's workers, TensorFlow's start-up).
@@ -36,8 +37,9 @@ def test_cli_writes_google_research_records(tmp_path):
     record = next(iter(tf.data.TFRecordDataset(str(tmp_path / files[0]))))
     features = tf.train.Example.FromString(record.numpy()).features.feature
     assert len(features["input_ids"].int64_list.value) == 64 and len(features["masked_lm_ids"].int64_list.value) == 10
-    # A second run into the same files is refused with one line, not a stack trace.
-    again = _tool(*flags)
+    # A second run into the same files is refused with one line, not a stack trace (in this
+    # process: the console of the tool's refusals in a new interpreter is the tests below).
+    again = call_entry_point("tools/create_pretraining_data.py", *flags)
     assert again.returncode == 1 and "out-00000-of-00002 exists: delete it" in again.stderr
     assert "Traceback" not in again.stderr
 
