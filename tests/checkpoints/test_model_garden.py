@@ -66,6 +66,10 @@ def test_each_layout_reads_as_model_garden_computes(name, reference):
     assert description.title == f"Model Garden TF2 checkpoint, `{LAYOUTS[name]}` layout"
     pretrained = model_garden.read(folder(name), do_lower_case=True)
     assert pretrained.config.hidden_act == "gelu_new"  # Model Garden's gelu is the tanh form
+    # The position table's length, which the corpus launcher checks --max_seq_length against.
+    with open(os.path.join(folder(name), "bert_config.json")) as f:
+        assert description.max_position_embeddings == json.load(f)["max_position_embeddings"]
+    assert pretrained.encoder.embeddings.position_embeddings.shape[0] == description.max_position_embeddings
     check_encoder(pretrained.encoder, reference, name)
     is_pretrainer = LAYOUTS[name] == "pretrainer"
     assert description.pretraining_heads == (["masked_lm"] if is_pretrainer else [])

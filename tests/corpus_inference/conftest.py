@@ -30,6 +30,14 @@ def tagger_dir(tiny_model_dir, tmp_path_factory):
     return folder
 
 
+@pytest.fixture
+def model_garden_dir():
+    """A Model Garden TF2 encoder folder made by Model Garden's own code (tests/testdata):
+    its positions are in its `bert_config.json` only (32)."""
+    return os.path.join(os.path.dirname(os.path.dirname(__file__)), "testdata", "model_garden",
+                        "encoder")
+
+
 def write_corpus(folder):
     """Two text files: lines of several lengths, an empty line, a line longer than 16 pieces.
 

@@ -65,7 +65,11 @@ def test_undecodable_line_found_by_a_worker_is_one_line_and_leaves_nothing(tiny_
     ("tiny_model_dir", {"max_seq_length": 65},
      "max_seq_length=65 is above the model's max_position_embeddings=64; pass "
      "max_seq_length <= 64."),
-], ids=["missing_head", "windows_on_a_tagger", "max_seq_length_too_long"])
+    ("model_garden_dir", {"max_seq_length": 33},
+     "max_seq_length=33 is above the model's max_position_embeddings=32; pass "
+     "max_seq_length <= 32."),
+], ids=["missing_head", "windows_on_a_tagger", "max_seq_length_too_long",
+        "max_seq_length_too_long_for_model_garden"])
 def test_a_wrong_head_or_length_is_refused_before_any_model_or_pipeline(request, tmp_path, monkeypatch,
                                                               folder, settings, message):
     folder = request.getfixturevalue(folder)

@@ -65,9 +65,12 @@ def _layout(path):
 
 
 def describe(path):
-    """The layout, its model class and heads, and the vocab, from the object graph."""
+    """The layout, its model class and heads, and the vocab, from the object graph; the
+    position table's length from `bert_config.json` (`read` checks the table against it)."""
     folder, prefix, layout = _layout(path)
     vocab = os.path.join(folder, model_dir_lib.VOCAB_NAME)
+    positions = model_dir_lib.read_json_object(
+        os.path.join(folder, model_dir_lib.CONFIG_NAME)).get("max_position_embeddings")
     return FolderDescription(
         os.fspath(path), NAME, f"{TITLE}, `{layout.name}` layout",
         weights=[os.path.basename(prefix) + ".*"],
@@ -75,7 +78,8 @@ def describe(path):
             f" + {layout_lib.NEXT_SENTENCE_POOLER_KEY}" if layout.next_sentence_pooler else ""),
         head="pretrainer" if layout.masked_lm is not None else "encoder",
         pretraining_heads=["masked_lm"] if layout.masked_lm is not None else [],
-        vocab=vocab if os.path.isfile(vocab) else None)
+        vocab=vocab if os.path.isfile(vocab) else None,
+        max_position_embeddings=positions if isinstance(positions, int) else None)
 
 
 def read(path, do_lower_case=None, copy_pooler_dense_to_encoder=False):
