@@ -23,6 +23,7 @@ from bert_tf.model_dir import read_config, read_model_info, restore_model_dir, w
 from bert_tf.models.bert_encoder import BertEncoder
 from bert_tf.finetuning.eval_history import best_metric, load_history, save_history
 from bert_tf.finetuning.options import MODEL_SUBDIR, check_finetuning_options
+from bert_tf.layers.packing import training_attention_groups
 from bert_tf.training.checkpointing import disk_full_is_a_user_error, variables_bytes
 from bert_tf.training.distribution import get_strategy
 from bert_tf.training.optimization import create_optimizer
@@ -135,8 +136,9 @@ def _train(adapter, options, model_dir, do_eval, progress_fn):
     total, epoch_ends = _schedule(options, adapter)
     strategy = get_strategy(options.distribution_strategy)
     with strategy.scope():
-        model = adapter.build_model(BertEncoder(bert_config,
-                                                packed_training=options.packs_training))
+        model = adapter.build_model(BertEncoder(
+            bert_config, packed_training=options.packs_training,
+            training_attention_groups=training_attention_groups(options.max_seq_length)))
         optimizer = create_optimizer(
             "adamw", options.learning_rate, total, int(total * options.warmup_proportion),
             weight_decay=options.weight_decay, dtype=options.dtype)

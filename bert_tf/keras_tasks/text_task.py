@@ -21,6 +21,7 @@ from bert_tf.checkpoints.registry import load_pretrained
 from bert_tf.export import export_saved_model
 from bert_tf.file_io import refuse_existing
 from bert_tf.keras_tasks.text_inputs import TaskInputError, text_dataset
+from bert_tf.layers.packing import training_attention_groups
 from bert_tf.model_dir import write_model_dir
 from bert_tf.tokenization.bert_preprocessor import BertPreprocessor
 from bert_tf.training.optimization import NO_WEIGHT_DECAY, FusedAdamW
@@ -175,7 +176,9 @@ class TextTask:
         `jit_compile` defaults to False unless the preprocessor pads to a fixed width.
         `packed_training` sets the encoder's (`BertEncoder.packed_training`: training on the
         real tokens only, the padded step's values and gradients for less work); "auto" packs
-        unless the step is XLA-compiled or runs on TPUs, whose shapes must be static.
+        unless the step is XLA-compiled or runs on TPUs, whose shapes must be static. The
+        encoder's attention groups in training follow the preprocessor's `seq_length`
+        (`layers.packing.training_attention_groups`).
         """
         fixed = self.preprocessor is not None and self.preprocessor.padding == "fixed"
         kwargs.setdefault("jit_compile", "auto" if fixed else False)
@@ -185,6 +188,9 @@ class TextTask:
             metrics=self.default_metrics() if metrics == "auto" else metrics, **kwargs)
         self.encoder.packed_training = packs_training(packed_training, self.jit_compile,
                                                       self.distribute_strategy)
+        if self.preprocessor is not None:
+            self.encoder.training_attention_groups = training_attention_groups(
+                self.preprocessor.seq_length)
 
     def compile_from_config(self, config):
         # Keras skips `compile` on load when it is overridden; ours takes Keras's arguments, so

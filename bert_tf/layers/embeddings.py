@@ -7,6 +7,35 @@ from bert_tf.layers.dropout import Dropout
 from bert_tf.layers.initializers import truncated_normal
 
 
+class RowReadEmbedding(keras.layers.Embedding):
+    """Keras's `Embedding`, reading only the rows it looks up from its table.
+
+    Keras's `call` reads the whole table, then gathers. Once rows of a variable have been
+    read or written sparsely (`FusedAdamW` steps an embedding table's rows with
+    `scatter_update`), TensorFlow copies it on every whole read: 47 MB a training step for
+    MiniLM's word table (~7 ms, docs/design.md "Packed training"). `tf.gather` on the
+    variable itself is a `ResourceGather` of the rows, with the same sparse gradient. A
+    layer whose table another layer reads whole (the masked-LM head's tied decoder) reads
+    whole too (`reads_rows = False`): its first row read would make every whole read a copy.
+
+    Example:
+    >>> layer = RowReadEmbedding(10, 4)
+    >>> layer(tf.constant([[1, 2]])).shape
+    TensorShape([1, 2, 4])
+    """
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.reads_rows = True
+
+    def call(self, inputs):
+        if not self.reads_rows:
+            return super().call(inputs)
+        # `Embedding` turns autocast off, so `.value` is the variable, not a cast copy.
+        rows = tf.gather(self.embeddings.value, tf.cast(inputs, tf.int32))
+        return tf.cast(rows, self.compute_dtype)
+
+
 @keras.saving.register_keras_serializable(package="bert_tf")
 class BertEmbeddings(keras.layers.Layer):
     """BERT's input embeddings (paper Figure 2): token + segment + position.
@@ -42,9 +71,9 @@ class BertEmbeddings(keras.layers.Layer):
         self.layer_norm_eps = layer_norm_eps
         self.initializer_range = initializer_range
         initializer = truncated_normal(initializer_range)
-        self.word_embeddings = keras.layers.Embedding(
+        self.word_embeddings = RowReadEmbedding(
             vocab_size, hidden_size, embeddings_initializer=initializer, name="word_embeddings")
-        self.token_type_embeddings = keras.layers.Embedding(
+        self.token_type_embeddings = RowReadEmbedding(
             type_vocab_size, hidden_size, embeddings_initializer=initializer,
             name="token_type_embeddings")
         self.layer_norm = keras.layers.LayerNormalization(

@@ -5,6 +5,7 @@ import tensorflow as tf
 
 from bert_tf.layers.activations import get_activation
 from bert_tf.layers.dense import Dense
+from bert_tf.layers.embeddings import RowReadEmbedding
 from bert_tf.layers.initializers import truncated_normal
 
 
@@ -33,6 +34,8 @@ class MaskedLMHead(keras.layers.Layer):
                  initializer_range=0.02, **kwargs):
         super().__init__(**kwargs)
         self.embedding_layer = embedding_layer
+        if isinstance(embedding_layer, RowReadEmbedding):
+            embedding_layer.reads_rows = False  # the decoder reads the table whole
         self.hidden_act = hidden_act
         self.layer_norm_eps = layer_norm_eps
         self.initializer_range = initializer_range

@@ -18,6 +18,20 @@ longest length of one attention group.
 import tensorflow as tf
 
 NUM_ATTENTION_GROUPS = 8
+# Training on rows of at most this many tokens uses SHORT_ROW_GROUPS groups: each group's ~60
+# small ops (forward and gradient) cost more there than the padding fewer groups add
+# (docs/design.md, "Packed training").
+SHORT_ROW_LENGTH = 128
+SHORT_ROW_GROUPS = 2
+
+
+def training_attention_groups(max_seq_length):
+    """Attention groups of a training batch whose rows hold at most `max_seq_length` tokens.
+
+    >>> training_attention_groups(64), training_attention_groups(512)
+    (2, 8)
+    """
+    return SHORT_ROW_GROUPS if max_seq_length <= SHORT_ROW_LENGTH else NUM_ATTENTION_GROUPS
 
 
 def gather_positions(hidden_states, positions, packing=None):

@@ -10,7 +10,7 @@ from bert_tf.layers.attention import block_diagonal_mask
 from bert_tf.layers.dense import Dense
 from bert_tf.layers.embeddings import BertEmbeddings
 from bert_tf.layers.initializers import truncated_normal
-from bert_tf.layers.packing import TokenPacking
+from bert_tf.layers.packing import NUM_ATTENTION_GROUPS, TokenPacking
 from bert_tf.layers.transformer_block import TransformerBlock
 from bert_tf.models.encoder_layout import (
     BATCH_OF_ONE,
@@ -25,16 +25,17 @@ ENCODER_INPUTS = ("input_word_ids", "input_mask", "input_type_ids")
 
 
 def _forward(embeddings, blocks, pooler, inputs, layout, training=None, output_positions=None,
-             pooled_positions=None):
+             pooled_positions=None, attention_groups=NUM_ATTENTION_GROUPS):
     """Embeddings, blocks and pooler in `layout` (an `EncoderLayout`): the one loop of
-    `BertEncoder` (see its `call` and `models.encoder_layout`)."""
+    `BertEncoder` (see its `call` and `models.encoder_layout`); a packed layout attends in
+    `attention_groups` length groups (`layers.packing.TokenPacking`)."""
     if layout.tokens == BATCH_OF_ONE:
         return tf.cond(tf.shape(inputs["input_mask"])[0] == 1,
                        lambda: _forward_prefix(embeddings, blocks, pooler, inputs, training),
                        lambda: _forward(embeddings, blocks, pooler, inputs,
                                         EncoderLayout(PACKED), training))
     input_mask = inputs["input_mask"]
-    packing = TokenPacking(input_mask) if layout.tokens == PACKED else None
+    packing = TokenPacking(input_mask, attention_groups) if layout.tokens == PACKED else None
     rows = layout.tokens == ROWS
     position_ids = inputs[POSITION_IDS] if rows else None
     # Rows of several sequences: each attends to itself only.
@@ -157,6 +158,9 @@ class BertEncoder(keras.Model):
         the real tokens. Off by default: the packing's gathers cost more than they save
         where batches are nearly full (docs/design.md, "Packed training"); the raw-text task
         models turn it on in `compile` (`keras_tasks.text_task.packs_training`).
+      training_attention_groups: the length groups packed training attends in (inference
+        keeps `layers.packing.NUM_ATTENTION_GROUPS`); fine-tuning sets it from its
+        sequence length (`layers.packing.training_attention_groups`).
 
     Call with a dict of int32 `[B, S]` tensors `input_word_ids`, `input_mask`,
     `input_type_ids`; returns a dict with `sequence_output` `[B, S, H]`, `pooled_output`
@@ -181,7 +185,7 @@ class BertEncoder(keras.Model):
     """
 
     def __init__(self, config, causal_attention=False, remat=False, packed_inference=True,
-                 packed_training=False, **kwargs):
+                 packed_training=False, training_attention_groups=NUM_ATTENTION_GROUPS, **kwargs):
         if isinstance(config, dict):
             config = BertConfig.from_dict(config)
         embeddings = BertEmbeddings(
@@ -224,6 +228,7 @@ class BertEncoder(keras.Model):
         self.remat = remat
         self.packed_inference = packed_inference
         self.packed_training = packed_training
+        self.training_attention_groups = training_attention_groups
         # The single-request setting (`serving_batch_of_one`): off but while an export traces.
         self.single_sequence_padded = False
         self.embeddings = embeddings
@@ -270,7 +275,9 @@ class BertEncoder(keras.Model):
                                output_positions, pooled_positions, self.single_sequence_padded)
         return _forward(self.embeddings, self.blocks, self.pooler, inputs, layout,
                         training=training, output_positions=output_positions,
-                        pooled_positions=pooled_positions)
+                        pooled_positions=pooled_positions,
+                        attention_groups=(self.training_attention_groups if training
+                                          else NUM_ATTENTION_GROUPS))
 
     @contextlib.contextmanager
     def serving_batch_of_one(self):
@@ -325,6 +332,7 @@ class BertEncoder(keras.Model):
             "remat": self.remat,
             "packed_inference": self.packed_inference,
             "packed_training": self.packed_training,
+            "training_attention_groups": self.training_attention_groups,
             "name": self.name,
             "trainable": self.trainable,
         }

@@ -14,6 +14,7 @@ from bert_tf.export.restored_model import restore_model
 from bert_tf.keras_tasks import TaskInputError, TextClassifier
 from bert_tf.tokenization.bert_preprocessor import BertPreprocessor
 from bert_tf.training.distribution import get_strategy
+from tests.fixtures import write_tiny_model_dir
 from tests.keras_tasks.conftest import LABELS, TEXTS
 
 
@@ -64,6 +65,17 @@ def test_training_packs_real_tokens_unless_xla_compiles_the_step(tiny_model_dir)
     assert not classifier.encoder.packed_training
     with pytest.raises(TaskInputError, match="packed_training='yes'"):
         classifier.compile(packed_training="yes")
+
+
+@pytest.mark.parametrize("max_seq_length,groups", [(64, 2), (128, 2), (256, 8)])
+def test_training_attention_groups_follow_the_sequence_length(tmp_path, max_seq_length, groups):
+    write_tiny_model_dir(tmp_path, max_position_embeddings=256)
+    classifier = TextClassifier.from_pretrained(tmp_path, num_classes=2,
+                                                max_seq_length=max_seq_length)
+    assert classifier.encoder.training_attention_groups == groups  # from_pretrained compiles
+    classifier.encoder.training_attention_groups = 5
+    classifier.compile()
+    assert classifier.encoder.training_attention_groups == groups
 
 def test_regression_takes_float_labels(tiny_model_dir):
     regressor = TextClassifier.from_pretrained(tiny_model_dir, num_classes=1, text_pair=True)

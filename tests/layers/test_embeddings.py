@@ -1,9 +1,11 @@
 """BertEmbeddings: word + segment + position, normalized; and the shared harness."""
 
+import keras
 import numpy as np
 import tensorflow as tf
 
 from bert_tf.layers.embeddings import BertEmbeddings
+from bert_tf.layers.masked_lm_head import MaskedLMHead
 from tests.harness import run_harness
 
 VOCAB, HIDDEN, POSITIONS = 23, 10, 9
@@ -36,3 +38,29 @@ def test_sum_of_three_tables_then_layer_norm():
 
 def test_harness(tmp_path):
     run_harness(lambda: _layer(dropout_rate=0.2), _inputs(), (2, 6, HIDDEN), tmp_path)
+
+
+def test_word_lookup_reads_rows_not_the_table():
+    ids, types = _inputs()
+    layer = _layer(dropout_rate=0.0)
+    layer(ids, types)  # builds the tables
+    reference = keras.layers.Embedding(VOCAB, HIDDEN)
+    reference.build((None,))
+    reference.embeddings.assign(layer.word_embeddings.embeddings)
+    # The same rows and the same sparse gradient as Keras's `Embedding`.
+    with tf.GradientTape(persistent=True) as tape:
+        rows, expected = layer.word_embeddings(ids), reference(ids)
+        loss, reference_loss = tf.reduce_sum(rows ** 2), tf.reduce_sum(expected ** 2)
+    np.testing.assert_array_equal(rows.numpy(), expected.numpy())
+    gradient = tape.gradient(loss, layer.word_embeddings.embeddings)
+    assert isinstance(gradient, tf.IndexedSlices)
+    np.testing.assert_allclose(tf.convert_to_tensor(gradient), tf.convert_to_tensor(
+        tape.gradient(reference_loss, reference.embeddings)), rtol=1e-6)
+    # In a graph, the table is gathered from (rows), never read whole.
+    graph = tf.function(lambda x: layer.word_embeddings(x)).get_concrete_function(ids).graph
+    types_seen = {op.type for op in graph.get_operations()}
+    assert "ResourceGather" in types_seen and "ReadVariableOp" not in types_seen, types_seen
+    # A tied masked-LM decoder reads the table whole, so the lookup does too.
+    MaskedLMHead(layer.word_embeddings)
+    graph = tf.function(lambda x: layer.word_embeddings(x)).get_concrete_function(ids).graph
+    assert "ResourceGather" not in {op.type for op in graph.get_operations()}

@@ -46,9 +46,10 @@ class _EncoderOnly:
         return self.encoder(inputs, training=training)
 
 
-# 3 rows leave 5 of the 8 attention groups empty: training runs them on empty tensors.
-@pytest.mark.parametrize("rows", [9, 3])
-def test_encoder_gradients_equal_the_padded_path(rows):
+# 3 rows leave 5 of the 8 attention groups empty: training runs them on empty tensors. 2
+# groups: what fine-tuning on short rows attends in (`packing.training_attention_groups`).
+@pytest.mark.parametrize("rows,groups", [(9, 8), (3, 8), (9, 2)])
+def test_encoder_gradients_equal_the_padded_path(rows, groups):
     batch = _batch(_random_lengths(rows, seed=7))
     mask = tf.cast(batch["input_mask"], tf.float32)[..., tf.newaxis]
     weights = tf.random.stateless_normal([1, 1, TINY_CONFIG.hidden_size], [1, 2])
@@ -57,7 +58,8 @@ def test_encoder_gradients_equal_the_padded_path(rows):
         per_token = tf.reduce_sum(outputs["sequence_output"] * mask * weights)
         return per_token + tf.reduce_sum(outputs["pooled_output"] ** 2)
 
-    _assert_same_gradients(_EncoderOnly(BertEncoder(NO_DROPOUT)), loss_fn, batch)
+    encoder = BertEncoder(NO_DROPOUT, training_attention_groups=groups)
+    _assert_same_gradients(_EncoderOnly(encoder), loss_fn, batch)
 
 
 @pytest.mark.parametrize("use_next_sentence", [True, False])
@@ -92,5 +94,6 @@ def test_packed_training_with_dropout_runs_in_a_graph():
 
 
 def test_packed_training_is_in_the_config():
-    encoder = BertEncoder(TINY_CONFIG, packed_training=True)
-    assert BertEncoder.from_config(encoder.get_config()).packed_training
+    encoder = BertEncoder(TINY_CONFIG, packed_training=True, training_attention_groups=3)
+    restored = BertEncoder.from_config(encoder.get_config())
+    assert restored.packed_training and restored.training_attention_groups == 3
