@@ -77,6 +77,7 @@ def test_training_attention_groups_follow_the_sequence_length(tmp_path, max_seq_
     classifier.compile()
     assert classifier.encoder.training_attention_groups == groups
 
+
 def test_regression_takes_float_labels(tiny_model_dir):
     regressor = TextClassifier.from_pretrained(tiny_model_dir, num_classes=1, text_pair=True)
     scores = np.linspace(0.0, 5.0, 4)
