@@ -14,6 +14,11 @@ import os
 from bert_tf.configs import BertConfig
 from tests.tokenization.reference_data import CASED_VOCAB  # BBC News, 3,965 pieces, cased
 
+TESTDATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "testdata")
+# Model Garden TF2 folders and their reference outputs, made by Model Garden's own code
+# (dev/make_model_garden_fixtures.py).
+MODEL_GARDEN = os.path.join(TESTDATA, "model_garden")
+
 TINY_CONFIG = BertConfig(vocab_size=53, hidden_size=12, num_hidden_layers=2, num_attention_heads=3,
                          intermediate_size=20, max_position_embeddings=64, type_vocab_size=2)
 LABELS = ["business", "sport", "tech"]

@@ -7,7 +7,7 @@ import shutil
 import numpy as np
 import pytest
 
-TESTDATA = os.path.join(os.path.dirname(os.path.dirname(__file__)), "testdata")
+from tests.fixtures import TESTDATA
 
 
 @pytest.fixture(scope="session")

@@ -12,10 +12,10 @@ from bert_tf.checkpoints.convert import convert_checkpoint
 from bert_tf.models.bert_encoder import BertEncoder
 from tests.checkpoints.conftest import list_in_index
 from tests.entry_points import assert_user_error, call_entry_point
+from tests.fixtures import MODEL_GARDEN
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 TOOL = os.path.join(ROOT, "tools", "convert_checkpoint.py")
-MODEL_GARDEN = os.path.join(ROOT, "tests", "testdata", "model_garden")
 TF_HUB = os.path.join(ROOT, "tests", "testdata", "tf_hub")
 HF_PRETRAINING = os.path.join(ROOT, "tests", "testdata", "hf_tasks", "pretraining_pt")
 HF_SHARDED_TF = os.path.join(ROOT, "tests", "testdata", "hf_tasks", "pretraining_sharded_tf")

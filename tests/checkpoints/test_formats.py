@@ -18,7 +18,7 @@ from safetensors.numpy import load_file
 from bert_tf.checkpoints import registry
 from bert_tf.checkpoints.registry import FORMATS, describe_folder, detect_format, load_pretrained
 from bert_tf.model_dir import CheckpointError
-from tests.checkpoints.conftest import TESTDATA
+from tests.fixtures import MODEL_GARDEN, TESTDATA
 
 TINY_HF = os.path.join(TESTDATA, "tiny_hf_pretraining")
 # Largest difference to a reference its own library computed (float32, 2 tiny layers).
@@ -107,13 +107,12 @@ def _model_garden(tmp_path):
     # Model Garden's converter wrote it (dev/make_model_garden_fixtures.py), named as the
     # published v3 BERTs are; the reference is Model Garden's BertEncoder on the fixture's
     # unpadded row (bert_tf zeroes padded positions, Model Garden computes them).
-    folder = os.path.join(TESTDATA, "model_garden")
-    saved = np.load(os.path.join(folder, "model_garden_reference.npz"))
+    saved = np.load(os.path.join(MODEL_GARDEN, "model_garden_reference.npz"))
     reference = {"input_ids": saved["input_word_ids"], "attention_mask": saved["input_mask"],
                  "token_type_ids": saved["input_type_ids"],
                  "sequence_output": saved["encoder/sequence_output"],
                  "pooled_output": saved["encoder/pooled_output"]}
-    return Fixture(os.path.join(folder, "encoder"), {k: v[:1] for k, v in reference.items()})
+    return Fixture(os.path.join(MODEL_GARDEN, "encoder"), {k: v[:1] for k, v in reference.items()})
 
 
 # Format name -> (tmp_path) -> Fixture.

@@ -15,8 +15,8 @@ from bert_tf.checkpoints import model_garden
 from bert_tf.checkpoints.model_garden.layout import find_prefix
 from bert_tf.model_dir import CheckpointError
 from tests.entry_points import call_entry_point
+from tests.fixtures import MODEL_GARDEN
 
-FIXTURES = os.path.join(os.path.dirname(os.path.dirname(__file__)), "testdata", "model_garden")
 # Fixture folder: the layout it is described as.
 LAYOUTS = {"encoder": "encoder", "encoder_v2": "encoder", "model": "model",
            "pretrainer": "pretrainer",
@@ -25,12 +25,12 @@ TOLERANCE = 1e-5
 
 
 def folder(name):
-    return os.path.join(FIXTURES, name)
+    return os.path.join(MODEL_GARDEN, name)
 
 
 @pytest.fixture(scope="module")
 def reference():
-    return dict(np.load(os.path.join(FIXTURES, "model_garden_reference.npz")))
+    return dict(np.load(os.path.join(MODEL_GARDEN, "model_garden_reference.npz")))
 
 
 def encoder_inputs(reference):

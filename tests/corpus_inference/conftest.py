@@ -5,6 +5,7 @@ import os
 import pytest
 
 from bert_tf.keras_tasks import TextClassifier, TokenClassifier
+from tests.fixtures import MODEL_GARDEN
 
 LABELS = ["negative", "neutral", "positive"]
 TAGS = ["O", "B-PER", "I-PER"]
@@ -34,8 +35,7 @@ def tagger_dir(tiny_model_dir, tmp_path_factory):
 def model_garden_dir():
     """A Model Garden TF2 encoder folder made by Model Garden's own code (tests/testdata):
     its positions are in its `bert_config.json` only (32)."""
-    return os.path.join(os.path.dirname(os.path.dirname(__file__)), "testdata", "model_garden",
-                        "encoder")
+    return os.path.join(MODEL_GARDEN, "encoder")
 
 
 def write_corpus(folder):
