@@ -92,7 +92,7 @@ def _weights(prefix):
 
 # The interrupted runs of the SIGKILL and SIGTERM tests, and the one uninterrupted run both
 # compare against.
-RESUMED_FLAGS = dict(num_train_steps=300, save_checkpoints_steps=100, steps_per_loop=2)
+RESUMED_FLAGS = dict(num_train_steps=150, save_checkpoints_steps=50, steps_per_loop=2)
 
 
 @pytest.fixture(scope="module")
@@ -125,13 +125,13 @@ def test_sigkill_after_first_checkpoint_then_rerun_ends_like_an_uninterrupted_ru
     killed = subprocess.Popen(_command(killed_dir, inputs, **flags), env=_env(),
                               stderr=subprocess.DEVNULL)
     deadline = time.time() + 300
-    # The manager's `checkpoint` state file is written last: then ckpt-100 is complete.
+    # The manager's `checkpoint` state file is written last: then ckpt-50 is complete.
     while not (killed_dir / "checkpoint").exists() and killed.poll() is None:
         assert time.time() < deadline
         time.sleep(0.02)
     killed.send_signal(signal.SIGKILL)
     assert killed.wait() == -signal.SIGKILL
-    assert not (killed_dir / "ckpt-300.index").exists()
+    assert not (killed_dir / "ckpt-150.index").exists()
     resumed = subprocess.run(_command(killed_dir, inputs, **flags), env=_env(),
                              stderr=subprocess.PIPE, text=True, timeout=300)
     straight_dir, straight_log = straight()
@@ -140,10 +140,10 @@ def test_sigkill_after_first_checkpoint_then_rerun_ends_like_an_uninterrupted_ru
     assert "Resumed from" in resumed.stderr
     before, after = _steps(straight_log), _steps(resumed.stderr)
     first = min(after)
-    assert first > 100 and first % 2 == 0  # continued from a saved step, not from 0
+    assert first > 50 and first % 2 == 0  # continued from a saved step, not from 0
     for step in after:  # same batches (losses) and the same learning rate at every step
         np.testing.assert_allclose(after[step], before[step], rtol=1e-4)
-    final, reference = _weights(str(killed_dir / "ckpt-300")), _weights(str(straight_dir / "ckpt-300"))
+    final, reference = _weights(str(killed_dir / "ckpt-150")), _weights(str(straight_dir / "ckpt-150"))
     assert final.keys() == reference.keys()
     for name in reference:  # CPU kernels are deterministic here; the tolerance covers oneDNN.
         np.testing.assert_allclose(final[name], reference[name], atol=1e-5, err_msg=name)
@@ -167,7 +167,7 @@ def test_sigterm_saves_and_the_rerun_ends_like_an_uninterrupted_run_then_continu
     run_dir = tmp_path / "preempted"
     command = _command(run_dir, inputs, **flags)
     first = subprocess.Popen(command, env=_env(), stderr=subprocess.PIPE, text=True)
-    _wait_for(run_dir / "log.txt", "step 6/300", first)
+    _wait_for(run_dir / "log.txt", "step 6/150", first)
     first.send_signal(signal.SIGSTOP)  # held mid-run while a second run tries the folder
     # The refused run runs in this process (a refusal's console in a new interpreter:
     # test_run_pretraining_errors.py::test_console_is_clean_whatever_tf_cpp_min_log_level_says).
@@ -182,7 +182,7 @@ def test_sigterm_saves_and_the_rerun_ends_like_an_uninterrupted_run_then_continu
                         r"(\S+)\. Rerun the same command", first_log)
     assert stopped and "Traceback" not in first_log, first_log[-2000:]
     step = int(stopped.group(1))
-    assert stopped.group(2) == str(run_dir / f"ckpt-{step}") and step < 300
+    assert stopped.group(2) == str(run_dir / f"ckpt-{step}") and step < 150
 
     resumed = subprocess.run(command, env=_env(), capture_output=True, text=True, timeout=300)
     assert resumed.returncode == 0, resumed.stderr[-2000:]
@@ -193,12 +193,12 @@ def test_sigterm_saves_and_the_rerun_ends_like_an_uninterrupted_run_then_continu
 
     # Raising --num_train_steps continues the finished run. (Lowering it below the newest
     # checkpoint is refused by claim_output_dir: tests/training/test_run_directory.py.)
-    longer = subprocess.run(_command(run_dir, inputs, **{**flags, "num_train_steps": 304}),
+    longer = subprocess.run(_command(run_dir, inputs, **{**flags, "num_train_steps": 154}),
                             env=_env(), capture_output=True, text=True, timeout=300)
     assert longer.returncode == 0, longer.stderr[-2000:]
-    assert "--num_train_steps changed from 300 to 304" in longer.stderr
-    assert sorted(_steps(longer.stderr)) == [302, 304]
-    assert "--num_train_steps=304" in (run_dir / OPTIONS_FILE).read_text()
+    assert "--num_train_steps changed from 150 to 154" in longer.stderr
+    assert sorted(_steps(longer.stderr)) == [152, 154]
+    assert "--num_train_steps=154" in (run_dir / OPTIONS_FILE).read_text()
 
 
 def _free_ports(count):

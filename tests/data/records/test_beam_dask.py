@@ -129,7 +129,7 @@ def test_dask_address_nothing_listens_on_is_one_line(tmp_path):
         [sys.executable, os.path.join(ROOT, "tools", "build_vocab.py"), f"--input_file={tmp_path}/text.txt",
          f"--output_file={tmp_path}/vocab.txt", "--vocab_size=100",
          f"--beam_pipeline_options=runner=DaskRunner,dask_client_address=tcp://127.0.0.1:{port},"
-         "dask_connection_timeout=2"],
+         "dask_connection_timeout=1"],
         capture_output=True, text=True, env=env, timeout=300, stdin=subprocess.DEVNULL)
     assert result.returncode == 1, result.stderr
     lines = [line for line in result.stderr.splitlines() if line.startswith("build_vocab: ")]
