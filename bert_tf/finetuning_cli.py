@@ -25,6 +25,7 @@ from bert_tf.options import OptionError  # noqa: E402
 from bert_tf.finetuning.driver import check_run, num_train_steps, run_finetuning  # noqa: E402
 from bert_tf.finetuning.options import (RESUMABLE_CHANGES, FinetuningOptions,  # noqa: E402
                                    check_finetuning_options)
+from bert_tf.training.distribution import get_strategy, is_chief  # noqa: E402
 from bert_tf.training.run_directory import release_output_dir, write_settings  # noqa: E402
 
 FLAGS = flags.FLAGS
@@ -85,6 +86,14 @@ def _claim_output_dir(options, adapter, do_train):
     write_settings(options.output_dir, settings, RESUMABLE_CHANGES, length, FLAGS_FILE)
 
 
+def _strategy(options):
+    try:
+        return get_strategy(options.distribution_strategy)
+    except ValueError as error:  # a malformed TF_CONFIG
+        raise OptionError("distribution_strategy", options.distribution_strategy,
+                          str(error)) from None
+
+
 def run(build_adapter, check=None):
     """Runs the entry point: checks, `build_adapter(options)`, `run_finetuning`, report.
 
@@ -100,14 +109,21 @@ def run(build_adapter, check=None):
         check_finetuning_options(options, *modes)
         if check is not None:
             check(options)
+        # Before the data is read: a multi-worker strategy must exist before TensorFlow runs
+        # its first op ("Collective ops must be configured at program startup").
+        strategy = _strategy(options) if FLAGS.do_train else None
         adapter = build_adapter(options)
         check_run(adapter, options, *modes)
         logging.set_verbosity(logging.INFO)
         cli.bare_console()
+        if not is_chief(strategy):  # the other workers of a multi-worker run write nothing
+            print_report(run_finetuning(adapter, options, *modes, strategy=strategy))
+            return
         _claim_output_dir(options, adapter, FLAGS.do_train)
         cli.log_to_file(options.output_dir)
         try:
-            print_report(run_finetuning(adapter, options, *modes, progress_fn=cli.log_progress))
+            print_report(run_finetuning(adapter, options, *modes, progress_fn=cli.log_progress,
+                                        strategy=strategy))
         finally:
             release_output_dir(options.output_dir)
 

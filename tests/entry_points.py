@@ -15,6 +15,7 @@ import hashlib
 import io
 import os
 import runpy
+import socket
 import subprocess
 import sys
 
@@ -124,3 +125,14 @@ def assert_user_error(result, *fragments):
     assert len(lines) == 1, result.stderr[-3000:]
     for fragment in map(str, fragments):
         assert fragment in lines[0], (fragment, lines[0])
+
+
+def free_ports(count):
+    """`count` TCP ports of 127.0.0.1 that nothing listens on now (for a TF_CONFIG cluster)."""
+    sockets = [socket.socket() for _ in range(count)]
+    for s in sockets:
+        s.bind(("127.0.0.1", 0))
+    ports = [s.getsockname()[1] for s in sockets]
+    for s in sockets:
+        s.close()
+    return ports

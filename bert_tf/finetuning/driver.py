@@ -25,7 +25,7 @@ from bert_tf.finetuning.eval_history import best_metric, load_history, save_hist
 from bert_tf.finetuning.options import MODEL_SUBDIR, check_finetuning_options
 from bert_tf.layers.packing import training_attention_groups
 from bert_tf.training.checkpointing import disk_full_is_a_user_error, variables_bytes
-from bert_tf.training.distribution import get_strategy
+from bert_tf.training.distribution import get_strategy, is_chief, lost_worker_is_a_user_error
 from bert_tf.training.optimization import create_optimizer
 from bert_tf.training.train_loop import Trainer, run_training
 
@@ -89,7 +89,7 @@ def load_finetuned(model_dir, adapter):
 
 
 def run_finetuning(adapter, options, do_train=True, do_eval=True, do_predict=False,
-                   progress_fn=None):
+                   progress_fn=None, strategy=None):
     """Fine-tunes, evaluates and predicts as asked; returns `{"history": [...], "eval": {...}}`.
 
     Runs under the Keras dtype policy `options.dtype` (`mixed_bfloat16` is ~4x faster on CPUs
@@ -100,6 +100,12 @@ def run_finetuning(adapter, options, do_train=True, do_eval=True, do_predict=Fal
       options: `FinetuningOptions`, checked with `check_run` first.
       do_train, do_eval, do_predict: what to run.
       progress_fn: called with a `bert_tf.training.TrainProgress` after every loop call.
+      strategy: the training's `tf.distribute.Strategy`; None builds
+        `options.distribution_strategy`'s. A multi-worker one must exist before TensorFlow
+        runs its first op, so an entry point builds it before reading the data.
+
+    Raises:
+      WorkerLostError: a worker of a multi-worker run died or hangs (rerun them all).
     """
     check_run(adapter, options, do_train, do_eval, do_predict)
     with policy_scope(options.dtype):
@@ -109,9 +115,12 @@ def run_finetuning(adapter, options, do_train=True, do_eval=True, do_predict=Fal
         result = {"history": [], "eval": {}}
         written = None
         if do_train:
-            result["history"], written = _train(adapter, options, model_dir, do_eval,
-                                                progress_fn)
-        if not (do_eval or do_predict):
+            strategy = strategy or get_strategy(options.distribution_strategy)
+            with lost_worker_is_a_user_error(strategy):
+                result["history"], written = _train(adapter, options, model_dir, do_eval,
+                                                    progress_fn, strategy)
+        # The other workers of a multi-worker run train beside the chief and write nothing.
+        if not (do_eval or do_predict) or not is_chief(strategy):
             return result
         source = model_dir if tf.io.gfile.exists(model_dir) else options.model_dir
         # When training just wrote the model directory from the model in memory, that model
@@ -129,12 +138,13 @@ def run_finetuning(adapter, options, do_train=True, do_eval=True, do_predict=Fal
     return result
 
 
-def _train(adapter, options, model_dir, do_eval, progress_fn):
+def _train(adapter, options, model_dir, do_eval, progress_fn, strategy):
     """Trains epoch by epoch; returns the history with each epoch's dev metrics, and the model
-    when its last epoch, trained here, was written as `model_dir` (else None)."""
+    when its last epoch, trained here, was written as `model_dir` (else None). Only the chief
+    of a multi-worker run evaluates and writes."""
     bert_config = options.bert_config()
     total, epoch_ends = _schedule(options, adapter)
-    strategy = get_strategy(options.distribution_strategy)
+    chief = is_chief(strategy)
     with strategy.scope():
         model = adapter.build_model(BertEncoder(
             bert_config, packed_training=options.packs_training,
@@ -151,7 +161,7 @@ def _train(adapter, options, model_dir, do_eval, progress_fn):
 
     history = load_history(options.output_dir)
     done = {entry["step"] for entry in history}
-    evaluate = do_eval and adapter.evaluate is not None
+    evaluate = do_eval and adapter.evaluate is not None and chief
     written = None
     for epoch, end in enumerate(epoch_ends, start=1):
         written = None
@@ -169,6 +179,9 @@ def _train(adapter, options, model_dir, do_eval, progress_fn):
                             "evaluating that epoch.", step, epoch, end)
             continue
         entry = {"epoch": epoch, "step": step, "train_seconds": seconds}
+        if not chief:
+            history.append(entry)
+            continue
         if evaluate:
             entry["metrics"] = adapter.evaluate(model)
             logging.info("Epoch %d (step %d, %.0fs): %s", epoch, step, seconds, entry["metrics"])

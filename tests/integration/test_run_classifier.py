@@ -14,7 +14,8 @@ import time
 import pytest
 
 from bert_tf.model_dir import read_model_info
-from tests.entry_points import assert_user_error, call_entry_point, run_entry_point, snapshot
+from tests.entry_points import (assert_user_error, call_entry_point, free_ports, run_entry_point,
+                                snapshot)
 
 HEADER = "Quality\t#1 ID\t#2 ID\t#1 String\t#2 String\n"
 WORDS = ["the", "cat", "dog", "sat", "ran", "on", "a", "mat", "park", "big"]
@@ -93,6 +94,62 @@ def test_train_kill_resume_eval_predict(tiny_model_dir, tmp_path):
 
 
 @pytest.mark.subprocess
+@pytest.mark.subprocess
+@pytest.mark.slow
+def test_two_workers_a_lost_one_is_one_line_and_the_rerun_of_both_finishes(tiny_model_dir,
+                                                                          tmp_path):
+    """Two workers (multi_worker_mirrored). `kill -9` of the one that is not the chief: the
+    chief exits 1 with one line naming it (as run_pretraining's does). Both rerun: they resume
+    and finish, and only the chief wrote the model directory and the epochs' history."""
+    _mrpc(tmp_path / "MRPC", rows=96, seed=0)
+    output_dir = tmp_path / "out"
+    workers = [f"127.0.0.1:{port}" for port in free_ports(2)]
+    # 4 epochs of 12 steps: the kill at the first checkpoint (step 2) leaves 46 (~10 s) to go.
+    command = _command(tmp_path / "MRPC", tiny_model_dir, output_dir, "--do_train",
+                       "--num_train_epochs=4", "--distribution_strategy=multi_worker_mirrored")
+
+    def start(phase):
+        logs = [tmp_path / f"{phase}_worker{index}.log" for index in range(2)]
+        return [subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=open(log, "w"),
+                                 env=dict(_env(), TF_CONFIG=json.dumps(
+                                     {"cluster": {"worker": workers},
+                                      "task": {"type": "worker", "index": index}})))
+                for index, log in enumerate(logs)], logs
+
+    processes, logs = start("first")
+    try:
+        deadline = time.time() + 240
+        while not (output_dir / "ckpt-2.index").exists():
+            assert processes[0].poll() is None, logs[0].read_text()[-3000:]
+            assert time.time() < deadline, "no checkpoint within 240 s"
+            time.sleep(0.05)
+        processes[1].send_signal(signal.SIGKILL)
+        processes[1].wait(timeout=60)
+        assert processes[0].wait(timeout=120) == 1, logs[0].read_text()[-3000:]
+    finally:
+        for process in processes:
+            process.kill()
+    log = logs[0].read_text()
+    assert "Traceback" not in log, log[-3000:]
+    assert log.strip().split("\n")[-1].startswith(
+        f"run_classifier: error: lost a worker of the 2-worker run: worker 1 ({workers[1]}) "), \
+        log[-3000:]
+
+    processes, logs = start("rerun")
+    try:
+        codes = [process.wait(timeout=400) for process in processes]
+    finally:
+        for process in processes:
+            process.kill()
+    texts = [log.read_text() for log in logs]
+    assert codes == [0, 0], texts[0][-2000:] + texts[1][-2000:]
+    assert "Resumed from" in texts[0] and "at step 0" not in texts[0], texts[0][-2000:]
+    history = json.loads((output_dir / "eval_history.json").read_text())
+    assert [entry["step"] for entry in history][-1] == 48
+    assert read_model_info(str(output_dir / "model"))["step"] == 48
+    assert not [name for name in os.listdir(output_dir) if name.startswith(".worker")]
+
+
 def test_bad_label_exits_with_the_file_and_line(tiny_model_dir, tmp_path):
     _mrpc(tmp_path / "MRPC", rows=8, seed=1)
     train = tmp_path / "MRPC" / "train.tsv"

@@ -5,7 +5,6 @@ import json
 import os
 import re
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -18,7 +17,7 @@ from bert_tf.errors import UserError
 from bert_tf.training.options import PretrainingOptions
 from bert_tf.training.pretraining_runner import PretrainingInputError, run_pretraining
 from bert_tf.training.run_directory import newest_checkpoint_step
-from tests.entry_points import call_entry_point
+from tests.entry_points import call_entry_point, free_ports
 
 SEQ, PREDICTIONS, VOCAB = 16, 3, 60
 STEP_LINE = re.compile(r"step (\d+)/\d+ loss=([\d.]+) .* lr=([\de.+-]+) ")
@@ -201,16 +200,6 @@ def test_sigterm_saves_and_the_rerun_ends_like_an_uninterrupted_run_then_continu
     assert "--num_train_steps=154" in (run_dir / OPTIONS_FILE).read_text()
 
 
-def _free_ports(count):
-    sockets = [socket.socket() for _ in range(count)]
-    for s in sockets:
-        s.bind(("127.0.0.1", 0))
-    ports = [s.getsockname()[1] for s in sockets]
-    for s in sockets:
-        s.close()
-    return ports
-
-
 OPTIONS_FILE = "pretraining_flags.txt"
 
 
@@ -256,7 +245,7 @@ def test_unwritable_output_dir_is_refused(tmp_path, inputs):
 @pytest.mark.subprocess
 @pytest.mark.slow
 def test_sigterm_to_one_worker_of_two_stops_both_at_one_step_and_the_rerun_resumes(tmp_path, inputs):
-    workers = [f"127.0.0.1:{port}" for port in _free_ports(2)]
+    workers = [f"127.0.0.1:{port}" for port in free_ports(2)]
     output_dir = tmp_path / "mwms"
 
     def start():
@@ -300,7 +289,7 @@ def test_a_worker_killed_ends_the_other_within_bounds_naming_it_and_the_rerun_re
     lost worker, and rerunning both resumes from the newest checkpoint. First the worker that
     is not the chief is lost (the chief's coordination service misses its heartbeats), then,
     in the rerun, the chief (the other worker's connection to it breaks)."""
-    workers = [f"127.0.0.1:{port}" for port in _free_ports(2)]
+    workers = [f"127.0.0.1:{port}" for port in free_ports(2)]
     output_dir = tmp_path / "mwms"
     # A kill comes within a few steps of a checkpoint at step ~4 or ~12 (the test polls every
     # 50 ms; ~20 steps/s here): 60 steps leave room, and the rerun to the end saves 12 times.
