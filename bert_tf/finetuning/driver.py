@@ -141,7 +141,7 @@ def run_finetuning(adapter, options, do_train=True, do_eval=True, do_predict=Fal
 def _train(adapter, options, model_dir, do_eval, progress_fn, strategy):
     """Trains epoch by epoch; returns the history with each epoch's dev metrics, and the model
     when its last epoch, trained here, was written as `model_dir` (else None). Only the chief
-    of a multi-worker run evaluates and writes."""
+    of a multi-worker run writes."""
     bert_config = options.bert_config()
     total, epoch_ends = _schedule(options, adapter)
     chief = is_chief(strategy)
@@ -161,7 +161,7 @@ def _train(adapter, options, model_dir, do_eval, progress_fn, strategy):
 
     history = load_history(options.output_dir)
     done = {entry["step"] for entry in history}
-    evaluate = do_eval and adapter.evaluate is not None and chief
+    evaluate = do_eval and adapter.evaluate is not None
     written = None
     for epoch, end in enumerate(epoch_ends, start=1):
         written = None
@@ -179,12 +179,14 @@ def _train(adapter, options, model_dir, do_eval, progress_fn, strategy):
                             "evaluating that epoch.", step, epoch, end)
             continue
         entry = {"epoch": epoch, "step": step, "train_seconds": seconds}
+        if evaluate:
+            # On every worker (no collectives): one that went on alone would wait at the next
+            # step's all-reduce, and a long evaluation would outlast the collective timeout.
+            entry["metrics"] = adapter.evaluate(model)
+            logging.info("Epoch %d (step %d, %.0fs): %s", epoch, step, seconds, entry["metrics"])
         if not chief:
             history.append(entry)
             continue
-        if evaluate:
-            entry["metrics"] = adapter.evaluate(model)
-            logging.info("Epoch %d (step %d, %.0fs): %s", epoch, step, seconds, entry["metrics"])
         if not evaluate or entry["metrics"][adapter.main_metric] > \
                 best_metric(history, adapter.main_metric):
             info = dict(adapter.info, step=step, epoch=epoch,

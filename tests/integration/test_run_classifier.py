@@ -100,12 +100,13 @@ def test_two_workers_a_lost_one_is_one_line_and_the_rerun_of_both_finishes(tiny_
                                                                           tmp_path):
     """Two workers (multi_worker_mirrored). `kill -9` of the one that is not the chief: the
     chief exits 1 with one line naming it (as run_pretraining's does). Both rerun: they resume
-    and finish, and only the chief wrote the model directory and the epochs' history."""
+    and finish (each epoch scored on the dev set), and only the chief wrote the model
+    directory and the epochs' history."""
     _mrpc(tmp_path / "MRPC", rows=96, seed=0)
     output_dir = tmp_path / "out"
     workers = [f"127.0.0.1:{port}" for port in free_ports(2)]
     # 4 epochs of 12 steps: the kill at the first checkpoint (step 2) leaves 46 (~10 s) to go.
-    command = _command(tmp_path / "MRPC", tiny_model_dir, output_dir, "--do_train",
+    command = _command(tmp_path / "MRPC", tiny_model_dir, output_dir, "--do_train", "--do_eval",
                        "--num_train_epochs=4", "--distribution_strategy=multi_worker_mirrored")
 
     def start(phase):
@@ -146,7 +147,9 @@ def test_two_workers_a_lost_one_is_one_line_and_the_rerun_of_both_finishes(tiny_
     assert "Resumed from" in texts[0] and "at step 0" not in texts[0], texts[0][-2000:]
     history = json.loads((output_dir / "eval_history.json").read_text())
     assert [entry["step"] for entry in history][-1] == 48
-    assert read_model_info(str(output_dir / "model"))["step"] == 48
+    assert all(0.0 <= entry["metrics"]["f1"] <= 1.0 for entry in history)
+    best = [entry["step"] for entry in history if entry.get("best")]
+    assert read_model_info(str(output_dir / "model"))["step"] == best[-1]
     assert not [name for name in os.listdir(output_dir) if name.startswith(".worker")]
 
 
