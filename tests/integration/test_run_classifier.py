@@ -183,6 +183,19 @@ def test_bad_flags_are_named(tiny_model_dir, tmp_path, extra, fragments):
     assert snapshot(tmp_path, tiny_model_dir) == before
 
 
+def test_a_malformed_tf_config_is_one_line_before_any_data_is_read(tiny_model_dir, tmp_path,
+                                                                    monkeypatch):
+    _mrpc(tmp_path / "MRPC", rows=8, seed=1)
+    monkeypatch.setenv("TF_CONFIG", '{"cluster": {"worker": ["127.0.0.1:1"]}')  # unclosed
+    before = snapshot(tmp_path, tiny_model_dir)
+    result = call_entry_point("bert_tf.run_classifier", *_command(
+        tmp_path / "MRPC", tiny_model_dir, tmp_path / "out", "--do_train",
+        "--distribution_strategy=multi_worker_mirrored")[3:])
+    assert_user_error(result, "--distribution_strategy=multi_worker_mirrored: TF_CONFIG must "
+                              "be JSON like")
+    assert snapshot(tmp_path, tiny_model_dir) == before
+
+
 def test_output_dir_in_the_model_dir_is_refused(tiny_model_dir, tmp_path):
     """Nothing lost: the starting model is never overwritten, nor an unrelated folder."""
     _mrpc(tmp_path / "MRPC", rows=8, seed=1)
