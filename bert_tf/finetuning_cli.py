@@ -88,7 +88,8 @@ def _claim_output_dir(options, adapter, do_train):
 
 def _strategy(options):
     try:
-        return get_strategy(options.distribution_strategy)
+        return get_strategy(options.distribution_strategy,
+                            collective_timeout_seconds=options.collective_timeout_seconds)
     except ValueError as error:  # a malformed TF_CONFIG
         raise OptionError("distribution_strategy", options.distribution_strategy,
                           str(error)) from None

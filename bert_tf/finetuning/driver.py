@@ -115,8 +115,10 @@ def run_finetuning(adapter, options, do_train=True, do_eval=True, do_predict=Fal
         result = {"history": [], "eval": {}}
         written = None
         if do_train:
-            strategy = strategy or get_strategy(options.distribution_strategy)
-            with lost_worker_is_a_user_error(strategy):
+            strategy = strategy or get_strategy(
+                options.distribution_strategy,
+                collective_timeout_seconds=options.collective_timeout_seconds)
+            with lost_worker_is_a_user_error(strategy, options.collective_timeout_seconds):
                 result["history"], written = _train(adapter, options, model_dir, do_eval,
                                                     progress_fn, strategy)
         # The other workers of a multi-worker run train beside the chief and write nothing.

@@ -18,7 +18,7 @@ from bert_tf.model_dir import CONFIG_NAME, read_config, read_model_info, vocab_p
 from bert_tf.options import OptionError, check_options, option
 from bert_tf.tokenization.bert_preprocessor import PADDINGS
 from bert_tf.training.distribution import STRATEGIES
-from bert_tf.training.options import PACKED_TRAINING
+from bert_tf.training.options import PACKED_TRAINING, collective_timeout_option
 from bert_tf.training.run_directory import LOCK_FILE
 
 MODEL_SUBDIR = "model"
@@ -29,7 +29,7 @@ MIN_SEQ_LENGTH = 3  # [CLS] one token [SEP]
 # trained (the run's length, --num_train_epochs, may grow too: see run_directory).
 RESUMABLE_CHANGES = frozenset({"do_train", "do_eval", "do_predict", "eval_batch_size",
                                "steps_per_loop", "save_checkpoints_steps", "data_dir",
-                               "packed_training"})
+                               "packed_training", "collective_timeout_seconds"})
 
 
 @dataclasses.dataclass
@@ -80,6 +80,7 @@ class FinetuningOptions:
     distribution_strategy: str = option("one_device", "one_device, mirrored, "
                                         "multi_worker_mirrored (TF_CONFIG) or tpu.",
                                         choices=STRATEGIES)
+    collective_timeout_seconds: int = collective_timeout_option()
     steps_per_loop: int = option(10, "Steps per compiled loop call (and per log line).",
                                  lower_bound=1)
     save_checkpoints_steps: int = option(1000, "Checkpoint every this many steps (and at every "

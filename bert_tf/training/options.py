@@ -24,6 +24,14 @@ RESUMABLE_CHANGES = frozenset({
     "packed_training", "collective_timeout_seconds"})
 
 
+def collective_timeout_option():
+    """The `collective_timeout_seconds` field, the same in pretraining and fine-tuning."""
+    return option(
+        DEFAULT_COLLECTIVE_TIMEOUT_SECONDS, "multi_worker_mirrored: the longest a worker waits "
+        "for the others in one step before it stops, naming the worker it lost (a dead one is "
+        "found sooner, by heartbeats).", lower_bound=1)
+
+
 @dataclasses.dataclass
 class PretrainingOptions:
     """The settings of one pretraining run (defaults: google-research's, BERT-base scale).
@@ -76,10 +84,7 @@ class PretrainingOptions:
                                         choices=STRATEGIES)
     tpu: str = option("", "TPU name or grpc:// address for --distribution_strategy=tpu.")
     num_gpus: int = option(None, "Devices for mirrored (default: all).", lower_bound=1)
-    collective_timeout_seconds: int = option(
-        DEFAULT_COLLECTIVE_TIMEOUT_SECONDS, "multi_worker_mirrored: the longest a worker waits "
-        "for the others in one step before it stops, naming the worker it lost (a dead one is "
-        "found sooner, by heartbeats).", lower_bound=1)
+    collective_timeout_seconds: int = collective_timeout_option()
     dtype: str = option("float32", "float32, mixed_bfloat16, mixed_float16 (with loss "
                         "scaling) or auto (mixed_bfloat16 where this machine's bfloat16 matmuls "
                         "are clearly faster, measured at the start; float32 elsewhere).",

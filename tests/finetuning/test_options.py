@@ -40,6 +40,7 @@ def _check(model_dir, tmp_path, modes=(True, False, False), **overrides):
     ("warmup_proportion", 1.5, "must be at most 1.0"),
     ("save_checkpoints_steps", 0, "must be at least 1"),
     ("steps_per_loop", 0, "must be at least 1"),
+    ("collective_timeout_seconds", 0, "must be at least 1"),
     ("max_seq_length", 2, "must be at least 3"),
     ("max_seq_length", 65, "must be at most the model's max_position_embeddings=64"),
     ("dtype", "float16", "choose one of"),

@@ -107,7 +107,8 @@ def test_two_workers_a_lost_one_is_one_line_and_the_rerun_of_both_finishes(tiny_
     workers = [f"127.0.0.1:{port}" for port in free_ports(2)]
     # 4 epochs of 12 steps: the kill at the first checkpoint (step 2) leaves 46 (~10 s) to go.
     command = _command(tmp_path / "MRPC", tiny_model_dir, output_dir, "--do_train", "--do_eval",
-                       "--num_train_epochs=4", "--distribution_strategy=multi_worker_mirrored")
+                       "--num_train_epochs=4", "--distribution_strategy=multi_worker_mirrored",
+                       "--collective_timeout_seconds=60")
 
     def start(phase):
         logs = [tmp_path / f"{phase}_worker{index}.log" for index in range(2)]
