@@ -86,15 +86,6 @@ def _claim_output_dir(options, adapter, do_train):
     write_settings(options.output_dir, settings, RESUMABLE_CHANGES, length, FLAGS_FILE)
 
 
-def _strategy(options):
-    try:
-        return get_strategy(options.distribution_strategy,
-                            collective_timeout_seconds=options.collective_timeout_seconds)
-    except ValueError as error:  # a malformed TF_CONFIG
-        raise OptionError("distribution_strategy", options.distribution_strategy,
-                          str(error)) from None
-
-
 def run(build_adapter, check=None):
     """Runs the entry point: checks, `build_adapter(options)`, `run_finetuning`, report.
 
@@ -112,7 +103,9 @@ def run(build_adapter, check=None):
             check(options)
         # Before the data is read: a multi-worker strategy must exist before TensorFlow runs
         # its first op ("Collective ops must be configured at program startup").
-        strategy = _strategy(options) if FLAGS.do_train else None
+        strategy = (get_strategy(options.distribution_strategy,
+                                 collective_timeout_seconds=options.collective_timeout_seconds)
+                    if FLAGS.do_train else None)
         adapter = build_adapter(options)
         check_run(adapter, options, *modes)
         logging.set_verbosity(logging.INFO)

@@ -16,6 +16,7 @@ import re
 import tensorflow as tf
 
 from bert_tf.errors import UserError
+from bert_tf.options import OptionError
 
 STRATEGIES = ("one_device", "mirrored", "multi_worker_mirrored", "tpu")
 # Long enough for the slowest legitimate wait between two steps (a checkpoint of a large model
@@ -53,7 +54,8 @@ def get_strategy(name, tpu_address="", num_gpus=None,
       The strategy. Build models and optimizers under `strategy.scope()`.
 
     Raises:
-      ValueError: unknown name, bad `num_gpus`, or a malformed `TF_CONFIG`.
+      ValueError: unknown name or bad `num_gpus`; a malformed `TF_CONFIG` is an
+        `OptionError` (a `UserError` too) naming --distribution_strategy.
       StrategyError: the TPU cannot be reached.
 
     Example:
@@ -99,10 +101,13 @@ def _check_tf_config():
         index = int(task["index"])
     except (ValueError, KeyError, TypeError) as error:
         example = '{"cluster": {"worker": ["host:port", ...]}, "task": {"type": "worker", "index": 0}}'
-        raise ValueError(f"TF_CONFIG must be JSON like {example}; {type(error).__name__}: "
-                         f"{error}; received {raw!r}.") from None
+        raise OptionError("distribution_strategy", "multi_worker_mirrored",
+                          f"TF_CONFIG must be JSON like {example}; {type(error).__name__}: "
+                          f"{error}; received {raw!r}.") from None
     if task.get("type") not in ("worker", "chief") or not 0 <= index < len(workers):
-        raise ValueError(f"TF_CONFIG task {task} does not name one of the {len(workers)} workers.")
+        raise OptionError("distribution_strategy", "multi_worker_mirrored",
+                          f"TF_CONFIG task {task} does not name one of the {len(workers)} "
+                          "workers.")
 
 
 _TASK = r"/job:(\w+)/replica:\d+/task:(\d+)"

@@ -94,7 +94,6 @@ def test_train_kill_resume_eval_predict(tiny_model_dir, tmp_path):
 
 
 @pytest.mark.subprocess
-@pytest.mark.subprocess
 @pytest.mark.slow
 def test_two_workers_a_lost_one_is_one_line_and_the_rerun_of_both_finishes(tiny_model_dir,
                                                                           tmp_path):
@@ -154,6 +153,7 @@ def test_two_workers_a_lost_one_is_one_line_and_the_rerun_of_both_finishes(tiny_
     assert not [name for name in os.listdir(output_dir) if name.startswith(".worker")]
 
 
+@pytest.mark.subprocess
 def test_bad_label_exits_with_the_file_and_line(tiny_model_dir, tmp_path):
     _mrpc(tmp_path / "MRPC", rows=8, seed=1)
     train = tmp_path / "MRPC" / "train.tsv"

@@ -61,6 +61,16 @@ def test_bad_flag_is_one_line_before_any_work(tmp_path, inputs, overrides, names
     assert not output_dir.exists() or not os.listdir(output_dir)
 
 
+def test_a_malformed_tf_config_is_one_line_before_any_work(tmp_path, inputs, monkeypatch):
+    monkeypatch.setenv("TF_CONFIG", '{"cluster": {"worker": ["127.0.0.1:1"]}')  # unclosed
+    output_dir = tmp_path / "out"
+    result = _call(*_flags(inputs, output_dir=output_dir,
+                           distribution_strategy="multi_worker_mirrored"))
+    assert_user_error(result, "--distribution_strategy=multi_worker_mirrored: TF_CONFIG must be "
+                              "JSON like")
+    assert not output_dir.exists() or not os.listdir(output_dir)
+
+
 @pytest.mark.parametrize("overrides, names", [
     ({"train_batch_size": -8}, ["--train_batch_size=-8"]),
     ({"num_train_steps": 0}, ["--num_train_steps=0"]),
