@@ -6,6 +6,11 @@ takes the sentences in arrival order as a Python list (`fit(texts, labels, shuff
 each batch padded to its longest, and once more with `group_by_length=True` (batches of like
 length, as the entry points train); keras-hub pads to `seq_length`.
 
+Latency beside throughput: `predict` of the same classifier on a list (read in order through a
+generator over the traced preprocessor) and on a `tf.data` dataset of the same strings (read
+through `dataset.map`, as lists were before stop 38), two sentences and the dev sentences,
+timed in turns (rows `what=predict_strings`).
+
 Quality beside speed: each also fine-tunes a fresh classifier on the same pretrained weights
 for one epoch over the first `1 - DEV_FRACTION` of the sentences (same order, batch size and
 optimizer) and reports its accuracy on the rest. keras-hub reads the weights through its own
@@ -17,10 +22,12 @@ import tempfile
 
 import keras
 import numpy as np
+import tensorflow as tf
 
 from benchmarks.finetune import (
     KERAS_HUB_PEER, LEARNING_RATE, timed_beside_keras_hub)
 from benchmarks.keras_hub_peer import StepsTimer
+from benchmarks.timing import interleaved_median_seconds
 from bert_tf.checkpoints import export_huggingface_checkpoint
 from bert_tf.dtype_policy import policy_scope
 from bert_tf.keras_tasks import TextClassifier
@@ -30,6 +37,8 @@ from bert_tf.tokenization.bert_preprocessor import BertPreprocessor
 
 OURS = "bert_tf TextClassifier.fit(strings)"
 OURS_GROUPED = "bert_tf TextClassifier.fit(strings, group_by_length=True)"
+PREDICT_LIST = "bert_tf TextClassifier.predict(list)"
+PREDICT_DATASET = "bert_tf TextClassifier.predict(dataset)"
 # Our two ways to call fit: in arrival order, and batched by length as the entry points train.
 OUR_FIT_ARGUMENTS = {OURS: {}, OURS_GROUPED: {"group_by_length": True}}
 # The share of the sentences held out for the dev accuracy (the last ones drawn).
@@ -115,6 +124,29 @@ def dev_accuracy_after_one_epoch(model_dir, sentences, labels, num_classes, batc
     return accuracy
 
 
+def _predict(model, x, **kwargs):
+    def run():
+        model.predict(x, verbose=0, **kwargs)
+    return run
+
+
+def predict_seconds(model_dir, sentences, num_classes, batch_size=32, seq_length=128,
+                    dtype="float32", repeats=3, lower_case=True):
+    """Rows of median `predict` seconds on a list and on a dataset of the same strings (two
+    sentences, then all of `sentences`), timed in turns in this process."""
+    with policy_scope(dtype):
+        model = _our_classifier(model_dir, num_classes, seq_length, lower_case)
+    rows = []
+    for texts in (list(sentences[:2]), list(sentences)):
+        strings = tf.data.Dataset.from_tensor_slices(texts).batch(batch_size)
+        seconds = interleaved_median_seconds({
+            PREDICT_LIST: _predict(model, texts, batch_size=batch_size),
+            PREDICT_DATASET: _predict(model, strings)}, repeats)
+        rows += [{"what": "predict_strings", "implementation": name, "texts": len(texts),
+                  "median_s": value} for name, value in seconds.items()]
+    return rows
+
+
 def benchmark_fit_strings(model_dir, sentences, labels, label_names, batch_size=32,
                           seq_length=128, num_steps=10, dtype="float32", repeats=3,
                           lower_case=True):
@@ -132,4 +164,6 @@ def benchmark_fit_strings(model_dir, sentences, labels, label_names, batch_size=
                                             batch_size, seq_length, dtype, lower_case)
     dev = _dev_count(len(sentences))
     return [dict(row, dev_accuracy=accuracy.get(row["implementation"]),
-                 train_sentences=len(sentences) - dev, dev_sentences=dev) for row in rows]
+                 train_sentences=len(sentences) - dev, dev_sentences=dev) for row in rows] + \
+        predict_seconds(model_dir, sentences[-dev:], len(label_names), batch_size, seq_length,
+                        dtype, repeats, lower_case)

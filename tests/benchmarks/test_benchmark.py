@@ -42,6 +42,13 @@ def test_fit_strings_benchmark_times_ours_beside_keras_hub(tiny_model_dir):
         if "examples_per_s" in row:
             correct = row["dev_accuracy"] * 12
             assert round(correct) in range(13) and abs(correct - round(correct)) <= 12 * 5e-4, row
+    # predict on a list and on a dataset of the same strings, two and then the 12 dev ones.
+    latency = [(row["implementation"], row["texts"]) for row in
+               map(json.loads, result.stdout.split("\n")[:-1]) if row["what"] == "predict_strings"]
+    assert latency == [("bert_tf TextClassifier.predict(list)", 2),
+                       ("bert_tf TextClassifier.predict(dataset)", 2),
+                       ("bert_tf TextClassifier.predict(list)", 12),
+                       ("bert_tf TextClassifier.predict(dataset)", 12)]
 
 
 def test_text_pipeline_benchmark_reports_cpu_per_sequence(tmp_path):

@@ -41,6 +41,26 @@ def test_strings_give_the_logits_of_ids(tiny_model_dir, text_pair):
     np.testing.assert_allclose(classifier.predict(dataset, verbose=0), logits, atol=1e-5, rtol=0)
 
 
+def test_lists_read_in_order_give_the_batches_and_metrics_of_a_mapped_dataset(tiny_model_dir):
+    # Lists read in order (evaluate, predict, fit without shuffle) are tokenized by a generator
+    # over the traced preprocessor, a dataset of strings by `dataset.map`: the same batches.
+    classifier = TextClassifier.from_pretrained(tiny_model_dir, num_classes=2)
+    strings = tf.data.Dataset.from_tensor_slices((TEXTS, LABELS)).batch(3)
+    listed = list(classifier.text_dataset(TEXTS, LABELS, batch_size=3))
+    mapped = list(classifier.text_dataset(strings))
+    assert [len(y) for _, y in listed] == [3, 3, 2]
+    for (ids, labels), (mapped_ids, mapped_labels) in zip(listed, mapped, strict=True):
+        assert ids.keys() == mapped_ids.keys()
+        for name in ids:
+            np.testing.assert_array_equal(ids[name], mapped_ids[name])
+        np.testing.assert_array_equal(labels, mapped_labels)
+    metrics = classifier.evaluate(TEXTS, LABELS, batch_size=3, verbose=0, return_dict=True)
+    assert metrics == pytest.approx(classifier.evaluate(strings, verbose=0, return_dict=True),
+                                    abs=1e-6)
+    with pytest.raises(TaskInputError, match="`x` holds no texts"):
+        classifier.predict([], verbose=0)
+
+
 def test_fit_on_strings_learns_and_compile_overrides_the_defaults(tiny_model_dir):
     classifier = TextClassifier.from_pretrained(tiny_model_dir, num_classes=2)
     assert isinstance(classifier.loss, keras.losses.SparseCategoricalCrossentropy)
