@@ -39,6 +39,7 @@ OURS = "bert_tf TextClassifier.fit(strings)"
 OURS_GROUPED = "bert_tf TextClassifier.fit(strings, group_by_length=True)"
 PREDICT_LIST = "bert_tf TextClassifier.predict(list)"
 PREDICT_DATASET = "bert_tf TextClassifier.predict(dataset)"
+PREDICT_KERAS_HUB = "keras_hub BertTextClassifier.predict(list)"
 # Our two ways to call fit: in arrival order, and batched by length as the entry points train.
 OUR_FIT_ARGUMENTS = {OURS: {}, OURS_GROUPED: {"group_by_length": True}}
 # The share of the sentences held out for the dev accuracy (the last ones drawn).
@@ -133,15 +134,22 @@ def _predict(model, x, **kwargs):
 def predict_seconds(model_dir, sentences, num_classes, batch_size=32, seq_length=128,
                     dtype="float32", repeats=3, lower_case=True):
     """Rows of median `predict` seconds on a list and on a dataset of the same strings (two
-    sentences, then all of `sentences`), timed in turns in this process."""
+    sentences, then all of `sentences`), and keras-hub's on the list where it is installed,
+    timed in turns in this process."""
     with policy_scope(dtype):
         model = _our_classifier(model_dir, num_classes, seq_length, lower_case)
+        try:
+            peer = _keras_hub_classifier(model_dir, num_classes, seq_length, lower_case)
+        except ImportError:
+            peer = None
     rows = []
     for texts in (list(sentences[:2]), list(sentences)):
         strings = tf.data.Dataset.from_tensor_slices(texts).batch(batch_size)
-        seconds = interleaved_median_seconds({
-            PREDICT_LIST: _predict(model, texts, batch_size=batch_size),
-            PREDICT_DATASET: _predict(model, strings)}, repeats)
+        runners = {PREDICT_LIST: _predict(model, texts, batch_size=batch_size),
+                   PREDICT_DATASET: _predict(model, strings)}
+        if peer is not None:
+            runners[PREDICT_KERAS_HUB] = _predict(peer, texts, batch_size=batch_size)
+        seconds = interleaved_median_seconds(runners, repeats)
         rows += [{"what": "predict_strings", "implementation": name, "texts": len(texts),
                   "median_s": value} for name, value in seconds.items()]
     return rows

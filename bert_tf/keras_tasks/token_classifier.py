@@ -7,6 +7,7 @@ import tensorflow as tf
 from bert_tf.data.autotune import without_autotune
 from bert_tf.keras_tasks.text_inputs import DEFAULT_BATCH_SIZE, TaskInputError
 from bert_tf.keras_tasks.text_task import TextTask, check_preprocessor
+from bert_tf.layers.traced_call import traced_call
 from bert_tf.models import BertTokenClassifier
 from bert_tf.finetuning import conll
 from bert_tf.finetuning.length_bucketing import length_sorted_batches, trim_to_longest
@@ -244,8 +245,10 @@ class TokenClassifier(TextTask, BertTokenClassifier):
             return super().predict(x, batch_size=batch_size, **kwargs)
         words, features, batches = self._word_batches(x, batch_size=batch_size, labels=False)
         # Batches differ in width, so they are not concatenated: each row keeps its words.
-        best = [row for (inputs,) in batches
-                for row in np.argmax(self.predict_on_batch(inputs), axis=-1)]
+        # Not `predict_on_batch`: under a MirroredStrategy every replica runs the whole batch
+        # and their rows come back concatenated.
+        forward = traced_call(self, training=False)
+        best = [row for (inputs,) in batches for row in np.argmax(forward(inputs), axis=-1)]
         labels = [[int(i) for i in best[row][first_piece]]
                   + [0] * (len(sentence) - len(first_piece))
                   for row, (first_piece, sentence) in enumerate(zip(features.first_piece, words))]
