@@ -204,6 +204,10 @@ def test_a_mirrored_fit_step(tiny_model_dir):
     history = classifier.fit(TEXTS, LABELS, batch_size=4, verbose=0)
     assert np.isfinite(history.history["loss"][0])
     assert classifier.optimizer.iterations.numpy() == 2  # two global batches of 4, 2 per replica
+    # A list read in order (a generator dataset) split over the replicas: every row its text's.
+    logits = classifier.predict(TEXTS, batch_size=3, verbose=0)
+    expected = classifier(_fixed_ids(classifier, TEXTS), training=False).numpy()
+    np.testing.assert_allclose(logits, expected, atol=1e-5, rtol=0)
 
 
 @pytest.mark.parametrize("x, y, match", [
