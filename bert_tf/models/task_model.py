@@ -1,7 +1,9 @@
 """BertTaskModel: the shared base of models that hold a BertEncoder instance plus a head."""
 
 import keras
+import tensorflow as tf
 
+from bert_tf.errors import UserError
 from bert_tf.layers.dense import Dense
 from bert_tf.layers.dropout import Dropout
 from bert_tf.layers.initializers import head_normal
@@ -29,6 +31,33 @@ def call_encoder(encoder, inputs, **kwargs):
     return encoder({name: inputs[name] for name in ENCODER_INPUTS}, **kwargs)
 
 
+class UnsupportedStrategyError(UserError, ValueError):
+    """A Keras `fit` or `evaluate` under a strategy it cannot run there."""
+
+
+def refuse_several_workers(strategy, method):
+    """Raises `UnsupportedStrategyError` under a `MultiWorkerMirroredStrategy` of 2+ workers.
+
+    Keras 3's TensorFlow trainer builds from its first batch reduced by
+    `strategy.reduce("MEAN", batch)`, which that strategy takes across workers for single
+    tensors only: every bert_tf task model takes a dict of ids, so `fit` and `evaluate` on
+    two workers failed with a stack trace inside Keras (stop 38; one worker runs, and so does
+    `predict`, which builds from no batch). The run_* entry points train on several workers
+    with their own loop.
+    """
+    if not isinstance(strategy, tf.distribute.MultiWorkerMirroredStrategy):
+        return
+    if len(strategy.cluster_resolver.cluster_spec().as_dict().get("worker", ())) > 1:
+        raise UnsupportedStrategyError(
+            f"Keras `{method}` of a bert_tf task model cannot run under a "
+            "MultiWorkerMirroredStrategy of several workers (Keras builds from a first batch reduced by "
+            "strategy.reduce, which that strategy takes for single tensors, not a dict of "
+            "ids); train on "
+            "several workers with python -m bert_tf.run_classifier (run_ner, run_squad, "
+            "run_multiple_choice) --distribution_strategy=multi_worker_mirrored, or on one "
+            "machine under MirroredStrategy.")
+
+
 class BertTaskModel(keras.Model):
     """A functional model over an encoder instance; subclasses give `task_config()`.
 
@@ -50,11 +79,16 @@ class BertTaskModel(keras.Model):
         # be built inside the first traced train step; a tf.function whose first trace makes
         # variables traces again, so every model's first `fit` traced its step twice. Built
         # here, as Keras's own `compile_from_config` builds it, the step is traced once.
+        refuse_several_workers(self.distribute_strategy, "fit")
         optimizer = getattr(self, "optimizer", None)  # unset before `compile()`
         if optimizer is not None and not optimizer.built:
             with self.distribute_strategy.scope():
                 optimizer.build(self.trainable_variables)
         return super().fit(*args, **kwargs)
+
+    def evaluate(self, *args, **kwargs):
+        refuse_several_workers(self.distribute_strategy, "evaluate")
+        return super().evaluate(*args, **kwargs)
 
     def checkpoint_items(self):
         """Objects for `tf.train.Checkpoint`: the encoder under `encoder`, the head as `head`."""

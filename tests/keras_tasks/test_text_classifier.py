@@ -1,6 +1,8 @@
 """TextClassifier: raw strings in, the same logits as ids; fit, save, load, export, bad input."""
 
 import os
+import subprocess
+import sys
 
 import keras
 import numpy as np
@@ -14,6 +16,7 @@ from bert_tf.export.restored_model import restore_model
 from bert_tf.keras_tasks import TaskInputError, TextClassifier
 from bert_tf.tokenization.bert_preprocessor import BertPreprocessor
 from bert_tf.training.distribution import get_strategy
+from tests.entry_points import free_ports
 from tests.fixtures import write_tiny_model_dir
 from tests.keras_tasks.conftest import LABELS, TEXTS
 
@@ -208,6 +211,45 @@ def test_a_mirrored_fit_step(tiny_model_dir):
     logits = classifier.predict(TEXTS, batch_size=3, verbose=0)
     expected = classifier(_fixed_ids(classifier, TEXTS), training=False).numpy()
     np.testing.assert_allclose(logits, expected, atol=1e-5, rtol=0)
+
+
+# Each worker of a two-worker MultiWorkerMirroredStrategy: predict, then fit and evaluate.
+_WORKER = """
+import json, os, sys
+os.environ["TF_CONFIG"] = json.dumps({"cluster": {"worker": sys.argv[2].split(",")},
+                                      "task": {"type": "worker", "index": int(sys.argv[3])}})
+import tensorflow as tf
+from bert_tf.keras_tasks import TextClassifier
+strategy = tf.distribute.MultiWorkerMirroredStrategy()
+with strategy.scope():
+    classifier = TextClassifier.from_pretrained(sys.argv[1], num_classes=2)
+texts = ["a few words", "more words here"]
+print(classifier.predict(texts, verbose=0).shape)
+for call in (lambda: classifier.fit(texts, [0, 1], verbose=0),
+             lambda: classifier.evaluate(texts, [0, 1], verbose=0)):
+    try:
+        call()
+    except ValueError as error:
+        print(type(error).__name__, error)
+"""
+
+
+@pytest.mark.subprocess
+def test_fit_and_evaluate_on_two_workers_are_one_line_naming_the_entry_points(tiny_model_dir):
+    cluster = ",".join(f"127.0.0.1:{port}" for port in free_ports(2))
+    workers = [subprocess.Popen([sys.executable, "-c", _WORKER, tiny_model_dir, cluster,
+                                 str(index)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                text=True, env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2"})
+               for index in range(2)]
+    for worker in workers:
+        stdout, stderr = worker.communicate(timeout=300)
+        assert worker.returncode == 0, stderr[-3000:]
+        shape, *refusals = stdout.splitlines()
+        assert shape == "(2, 2)"  # predict builds from no batch and runs
+        assert [line.split(" of a bert_tf")[0] for line in refusals] == [
+            "UnsupportedStrategyError Keras `fit`", "UnsupportedStrategyError Keras `evaluate`"]
+        assert all("--distribution_strategy=multi_worker_mirrored" in line
+                   for line in refusals)
 
 
 @pytest.mark.parametrize("x, y, match", [
