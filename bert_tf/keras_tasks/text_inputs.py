@@ -188,8 +188,8 @@ def _in_order(pack, columns, extras, batch_size, text_pair):
     A mapped dataset instantiates and re-optimizes the preprocessor's ~600-op graph for each
     iterator (~0.16 s on 2 cores), and Keras makes two per `evaluate` or `predict` call (the
     second for an epoch that never comes): two sentences took 0.45 s to predict on
-    MiniLM, 0.06-0.1 s this way. `pack` is instantiated once per process; the prefetch keeps tokenization
-    beside the model's step as `map` did.
+    MiniLM, 0.06-0.1 s this way. `pack` is instantiated once per process; the prefetch
+    keeps tokenization beside the model's step as `map` did.
     """
     size = len(columns[0])
 

@@ -50,12 +50,12 @@ def refuse_several_workers(strategy, method):
     if len(strategy.cluster_resolver.cluster_spec().as_dict().get("worker", ())) > 1:
         raise UnsupportedStrategyError(
             f"Keras `{method}` of a bert_tf task model cannot run under a "
-            "MultiWorkerMirroredStrategy of several workers (Keras builds from a first batch reduced by "
-            "strategy.reduce, which that strategy takes for single tensors, not a dict of "
-            "ids); train on "
-            "several workers with python -m bert_tf.run_classifier (run_ner, run_squad, "
-            "run_multiple_choice) --distribution_strategy=multi_worker_mirrored, or on one "
-            "machine under MirroredStrategy.")
+            "MultiWorkerMirroredStrategy of several workers (Keras builds from a first batch "
+            "reduced by strategy.reduce, which that strategy takes for single tensors, not a "
+            "dict of ids); train on several workers with python -m bert_tf.run_classifier "
+            "(run_ner, run_squad, run_multiple_choice) "
+            "--distribution_strategy=multi_worker_mirrored, or on one machine under "
+            "MirroredStrategy.")
 
 
 class BertTaskModel(keras.Model):
