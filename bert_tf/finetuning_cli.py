@@ -22,10 +22,11 @@ import tensorflow as tf  # noqa: E402
 from absl import flags, logging  # noqa: E402
 
 from bert_tf.options import OptionError  # noqa: E402
-from bert_tf.finetuning.driver import check_run, num_train_steps, run_finetuning  # noqa: E402
+from bert_tf.finetuning.driver import (  # noqa: E402
+    check_run, num_train_steps, run_finetuning, training_strategy)
 from bert_tf.finetuning.options import (RESUMABLE_CHANGES, FinetuningOptions,  # noqa: E402
                                    check_finetuning_options)
-from bert_tf.training.distribution import get_strategy, is_chief  # noqa: E402
+from bert_tf.training.distribution import is_chief  # noqa: E402
 from bert_tf.training.run_directory import release_output_dir, write_settings  # noqa: E402
 
 FLAGS = flags.FLAGS
@@ -103,9 +104,7 @@ def run(build_adapter, check=None):
             check(options)
         # Before the data is read: a multi-worker strategy must exist before TensorFlow runs
         # its first op ("Collective ops must be configured at program startup").
-        strategy = (get_strategy(options.distribution_strategy,
-                                 collective_timeout_seconds=options.collective_timeout_seconds)
-                    if FLAGS.do_train else None)
+        strategy = training_strategy(options) if FLAGS.do_train else None
         adapter = build_adapter(options)
         check_run(adapter, options, *modes)
         logging.set_verbosity(logging.INFO)

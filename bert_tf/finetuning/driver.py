@@ -88,6 +88,16 @@ def load_finetuned(model_dir, adapter):
     return model
 
 
+def training_strategy(options):
+    """`options.distribution_strategy`'s `tf.distribute` strategy, with its collective timeout.
+
+    A multi-worker one must exist before TensorFlow runs its first op: an entry point calls
+    this before reading any data and passes the strategy to `run_finetuning`.
+    """
+    return get_strategy(options.distribution_strategy,
+                        collective_timeout_seconds=options.collective_timeout_seconds)
+
+
 def run_finetuning(adapter, options, do_train=True, do_eval=True, do_predict=False,
                    progress_fn=None, strategy=None):
     """Fine-tunes, evaluates and predicts as asked; returns `{"history": [...], "eval": {...}}`.
@@ -101,8 +111,7 @@ def run_finetuning(adapter, options, do_train=True, do_eval=True, do_predict=Fal
       do_train, do_eval, do_predict: what to run.
       progress_fn: called with a `bert_tf.training.TrainProgress` after every loop call.
       strategy: the training's `tf.distribute.Strategy`; None builds
-        `options.distribution_strategy`'s. A multi-worker one must exist before TensorFlow
-        runs its first op, so an entry point builds it before reading the data.
+        `training_strategy(options)` (an entry point builds it before reading the data).
 
     Raises:
       WorkerLostError: a worker of a multi-worker run died or hangs (rerun them all).
@@ -115,9 +124,7 @@ def run_finetuning(adapter, options, do_train=True, do_eval=True, do_predict=Fal
         result = {"history": [], "eval": {}}
         written = None
         if do_train:
-            strategy = strategy or get_strategy(
-                options.distribution_strategy,
-                collective_timeout_seconds=options.collective_timeout_seconds)
+            strategy = strategy or training_strategy(options)
             with lost_worker_is_a_user_error(strategy, options.collective_timeout_seconds):
                 result["history"], written = _train(adapter, options, model_dir, do_eval,
                                                     progress_fn, strategy)
