@@ -6,7 +6,8 @@ are `x` or `(x, y)` / `(x, y, sample_weight)` with `x` as above. Lists and array
 here, before any step runs (keras-hub checks nothing and fails inside the graph). Tokenization
 runs in the pipeline, so the model itself takes ids and its training step is the plain Keras
 one: `dataset.map` where batches are shuffled or grouped by length, a Python generator over
-the traced preprocessor where lists are read in order (`evaluate`, `predict`; `_in_order`).
+the traced preprocessor where lists are read in order (`evaluate`, `predict`,
+`fit(shuffle=False)`; `_in_order`).
 
 Example:
 >>> dataset = text_dataset(preprocessor, ["a good film", "dull"], [1, 0], batch_size=32,
