@@ -3,8 +3,8 @@
 import keras
 
 from bert_tf.models.bert_encoder import encoder_inputs
-from bert_tf.models.task_model import (BertTaskModel, call_encoder, check_encoder,
-                                       dropout_and_dense)
+from bert_tf.models.task_model import (BertTaskModel, check_encoder, dropout_and_dense,
+                                       pooled_output)
 
 
 @keras.saving.register_keras_serializable(package="bert_tf")
@@ -23,14 +23,16 @@ class BertClassifier(BertTaskModel):
     >>> classifier.compile(optimizer="adam", loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))  # doctest: +SKIP
     """
 
-    # The encoder output the head reads; BertTokenClassifier reads every token's instead.
-    encoder_output = "pooled_output"
+    @staticmethod
+    def encoder_features(encoder, inputs):
+        """What the head reads: the pooled output (BertTokenClassifier: every token's)."""
+        return pooled_output(encoder, inputs)
 
     def __init__(self, encoder, num_classes, dropout_rate=None, **kwargs):
         check_encoder(encoder)
         dropout, head = dropout_and_dense(encoder, num_classes, dropout_rate, name="logits")
         inputs = encoder_inputs()
-        logits = head(dropout(call_encoder(encoder, inputs)[self.encoder_output]))
+        logits = head(dropout(self.encoder_features(encoder, inputs)))
         super().__init__(encoder, inputs=inputs, outputs=logits, **kwargs)
         self.num_classes = num_classes
         self.dropout_rate = dropout_rate

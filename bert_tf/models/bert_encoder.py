@@ -30,10 +30,12 @@ def _forward(embeddings, blocks, pooler, inputs, layout, training=None, output_p
     `BertEncoder` (see its `call` and `models.encoder_layout`); a packed layout attends in
     `attention_groups` length groups (`layers.packing.TokenPacking`)."""
     if layout.tokens == BATCH_OF_ONE:
+        packed = EncoderLayout(PACKED, layout.output_at_positions)
         return tf.cond(tf.shape(inputs["input_mask"])[0] == 1,
-                       lambda: _forward_prefix(embeddings, blocks, pooler, inputs, training),
-                       lambda: _forward(embeddings, blocks, pooler, inputs,
-                                        EncoderLayout(PACKED), training))
+                       lambda: _forward_prefix(embeddings, blocks, pooler, inputs, training,
+                                               output_positions),
+                       lambda: _forward(embeddings, blocks, pooler, inputs, packed, training,
+                                        output_positions))
     input_mask = inputs["input_mask"]
     packing = TokenPacking(input_mask, attention_groups) if layout.tokens == PACKED else None
     rows = layout.tokens == ROWS
@@ -48,7 +50,7 @@ def _forward(embeddings, blocks, pooler, inputs, layout, training=None, output_p
         # [CLS] goes first (each sequence's, for rows of several), for the pooler.
         output_positions = tf.cast(output_positions, tf.int32)
         first = (pooled_positions if layout.pooled_at_positions
-                 else tf.zeros_like(output_positions[:, :1]))
+                 else tf.zeros([tf.shape(output_positions)[0], 1], tf.int32))
         output_positions = tf.concat([first, output_positions], 1)
     # Embed tokens, segments and positions.
     hidden = embeddings(inputs["input_word_ids"], inputs["input_type_ids"], training=training,
@@ -83,29 +85,33 @@ def _forward(embeddings, blocks, pooler, inputs, layout, training=None, output_p
     }
 
 
-def _forward_prefix(embeddings, blocks, pooler, inputs, training=None):
+def _forward_prefix(embeddings, blocks, pooler, inputs, training=None, output_positions=None):
     """Inference on a batch of one row, padded, without packing's bookkeeping.
 
     One row has no padding to drop but what follows its last real token: the row is cut
     there, runs padded, and its outputs are zeroed at padding and padded back to the input
-    width, so they equal the packed outputs (within float rounding).
+    width, so they equal the packed outputs (within float rounding). `output_positions`
+    (real tokens, so within the cut) stop the last block as in the other layouts.
     """
     mask = inputs["input_mask"]
     width = tf.shape(mask)[1]
     positions = tf.range(1, width + 1)
     # At least 1: the pooler reads position 0 (zeroed by the mask when it is padding).
     length = tf.maximum(tf.reduce_max(tf.where(mask[0] > 0, positions, 0)), 1)
+    at_positions = output_positions is not None
     outputs = _forward(embeddings, blocks, pooler,
                        {name: value[:, :length] for name, value in inputs.items()},
-                       EncoderLayout(), training)
+                       EncoderLayout(output_at_positions=at_positions), training,
+                       output_positions)
     kept = mask[:, :length, tf.newaxis]
 
     def restore(sequence):  # [1, length, H] -> [1, width, H], zero at padding
         sequence = sequence * tf.cast(kept, sequence.dtype)
         return tf.pad(sequence, [[0, 0], [0, width - length], [0, 0]])
-    return {"sequence_output": restore(outputs["sequence_output"]),
-            "pooled_output": outputs["pooled_output"],
-            "encoder_outputs": [restore(x) for x in outputs["encoder_outputs"]]}
+    *inner, last = outputs["encoder_outputs"]
+    last = last if at_positions else restore(last)  # at positions: `[1, K, H]` as it is
+    return {"sequence_output": last, "pooled_output": outputs["pooled_output"],
+            "encoder_outputs": [restore(x) for x in inner] + [last]}
 
 
 def encoder_inputs(name_prefix=""):

@@ -4,7 +4,8 @@ import keras
 import tensorflow as tf
 
 from bert_tf.models.bert_encoder import ENCODER_INPUTS
-from bert_tf.models.task_model import BertTaskModel, check_encoder, dropout_and_dense
+from bert_tf.models.task_model import (BertTaskModel, check_encoder, dropout_and_dense,
+                                       pooled_output)
 
 
 @keras.saving.register_keras_serializable(package="bert_tf")
@@ -14,8 +15,8 @@ class FoldChoices(keras.layers.Layer):
     def call(self, x):
         return tf.reshape(x, [-1, tf.shape(x)[-1]])
 
-    def compute_output_shape(self, input_shape):
-        return (None, input_shape[-1])
+    def compute_output_spec(self, x):
+        return keras.KerasTensor((None, x.shape[-1]), dtype=x.dtype)  # int ids stay int
 
 
 @keras.saving.register_keras_serializable(package="bert_tf")
@@ -58,7 +59,7 @@ class BertMultipleChoice(BertTaskModel):
         inputs = {name: keras.Input(shape=(num_choices, None), dtype="int32", name=name)
                   for name in ENCODER_INPUTS}
         fold = FoldChoices()
-        pooled = encoder({name: fold(inputs[name]) for name in ENCODER_INPUTS})["pooled_output"]
+        pooled = pooled_output(encoder, {name: fold(inputs[name]) for name in ENCODER_INPUTS})
         logits = UnfoldChoices(num_choices, dtype="float32")(head(dropout(pooled)))
         super().__init__(encoder, inputs=inputs, outputs=logits, **kwargs)
         self.num_choices = num_choices

@@ -3,6 +3,7 @@
 import keras
 
 from bert_tf.models.bert_classifier import BertClassifier
+from bert_tf.models.task_model import call_encoder
 
 
 @keras.saving.register_keras_serializable(package="bert_tf")
@@ -23,4 +24,6 @@ class BertTokenClassifier(BertClassifier):
     >>> tagger = BertTokenClassifier(encoder, num_classes=9)  # doctest: +SKIP
     """
 
-    encoder_output = "sequence_output"
+    @staticmethod
+    def encoder_features(encoder, inputs):
+        return call_encoder(encoder, inputs)["sequence_output"]

@@ -8,12 +8,14 @@ Which options combine (`*_positions`: the call's `output_positions`, `pooled_pos
 | padded       | yes      | yes       | off      | -            | optional         | padded       |
 | packed       | yes      | yes       | on       | -            | optional         | packed (1)   |
 | rows         | yes      | yes       | (2)      | given        | optional         | rows         |
-| batch_of_one | -        | yes       | on       | -            | - (given: packed)| padded (3)   |
+| batch_of_one | -        | yes       | on       | -            | output only (4)  | padded (3)   |
 
 (1) Without the single-request setting, in training, or with positions given.
 (2) `packed_training` in training is refused (ValueError); `packed_inference` is ignored.
 (3) With the single-request setting (`BertEncoder.single_sequence_padded`, on while a serving
     module traces its signatures); a batch of several rows runs packed.
+(4) `output_positions` only (a classifier's last block at [CLS]); `pooled_positions` given
+    runs packed.
 
 - padded: every position computed, `[B, S, H]` throughout.
 - packed: embeddings, projections, feed-forward and LayerNorms on the real tokens only
@@ -89,7 +91,7 @@ def choose_layout(inputs, training=None, packed_training=False, packed_inference
         tokens = ROWS
     elif not packed:
         tokens = PADDED
-    elif not training and single_sequence_padded and not at_positions and not pooled:
+    elif not training and single_sequence_padded and not pooled:
         tokens = BATCH_OF_ONE
     else:
         tokens = PACKED

@@ -36,7 +36,7 @@ class Case:
     training: bool = False
     rows: bool = False
     batch: int = 3
-    output_positions: bool = False
+    output_positions: bool | str = False  # "none": `[B, 0]`, the last block at [CLS] only
     pooled_positions: bool = False
     single_request: bool = False
 
@@ -56,9 +56,11 @@ CASES = {
     "packed-training-output_positions": Case(
         EncoderLayout(PACKED, output_at_positions=True), {"packed_training": True},
         training=True, output_positions=True),
-    "packed-single_request-with_positions": Case(
-        EncoderLayout(PACKED, output_at_positions=True), batch=1, output_positions=True,
-        single_request=True),
+    "packed-inference-cls_only": Case(
+        EncoderLayout(PACKED, output_at_positions=True), output_positions="none"),
+    "packed-training-cls_only": Case(
+        EncoderLayout(PACKED, output_at_positions=True), {"packed_training": True},
+        training=True, output_positions="none"),
     "packed-single_request-pooled_positions": Case(
         EncoderLayout(PACKED, pooled_at_positions=True), batch=1, pooled_positions=True,
         single_request=True),
@@ -73,6 +75,15 @@ CASES = {
     "rows-single_request-no_effect": Case(EncoderLayout(ROWS), rows=True, single_request=True),
     "batch_of_one-one_row": Case(EncoderLayout(BATCH_OF_ONE), batch=1, single_request=True),
     "batch_of_one-three_rows": Case(EncoderLayout(BATCH_OF_ONE), single_request=True),
+    "batch_of_one-one_row-output_positions": Case(
+        EncoderLayout(BATCH_OF_ONE, output_at_positions=True), batch=1, output_positions=True,
+        single_request=True),
+    "batch_of_one-one_row-cls_only": Case(
+        EncoderLayout(BATCH_OF_ONE, output_at_positions=True), batch=1,
+        output_positions="none", single_request=True),
+    "batch_of_one-three_rows-cls_only": Case(
+        EncoderLayout(BATCH_OF_ONE, output_at_positions=True), output_positions="none",
+        single_request=True),
 }
 
 
@@ -131,7 +142,11 @@ def _expected_layers(reference, case):
 def _positions(case, inputs):
     """The call's `output_positions` and `pooled_positions` (`[B, K]` each, or None)."""
     batch = inputs["input_mask"].shape[0]
-    output = tf.constant([[1, 2], [4, 3], [1, 0]][:batch]) if case.output_positions else None
+    output = None
+    if case.output_positions == "none":
+        output = tf.zeros([batch, 0], tf.int32)
+    elif case.output_positions:
+        output = tf.constant([[1, 2], [4, 3], [1, 0]][:batch])
     pooled = None
     if case.pooled_positions:
         pooled = (tf.constant([[0, 3, 5], [0, 2, 5]]) if case.rows
