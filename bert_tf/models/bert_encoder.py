@@ -267,11 +267,12 @@ class BertEncoder(keras.Model):
           inputs: the encoder inputs dict (int `[B, S]` each).
           training: dropout on. Real tokens are packed per `packed_training` in training,
             `packed_inference` otherwise.
-          output_positions: int `[B, K]`, or None for every position. Given, the last
-            block computes its queries, feed-forward and LayerNorms only there (keys and
-            values still at every position) and `sequence_output` is `[B, K, H]`: the same
-            values as at those positions of the full output, for 1 - (K + 1)/S less of that
-            block's position-wise work (pretraining's losses read nothing else).
+          output_positions: int `[B, K]` (real tokens; K may be 0), or None for every
+            position. Given, the last block computes its queries, feed-forward and
+            LayerNorms only there and at [CLS] (keys and values still at every position)
+            and `sequence_output` is `[B, K, H]`: the same values as at those positions of
+            the full output, for 1 - (K + 1)/S less of that block's position-wise work
+            (pretraining's losses read nothing else; a classifier passes K = 0).
           pooled_positions: int `[B, K]`, or None for [CLS] at 0: the pooler reads the
             states there and `pooled_output` is `[B, K, H]` (the [CLS] of each sequence of
             rows that hold several).
