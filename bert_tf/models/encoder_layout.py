@@ -10,7 +10,7 @@ Which options combine (`*_positions`: the call's `output_positions`, `pooled_pos
 | rows         | yes      | yes       | (2)      | given        | optional         | rows         |
 | batch_of_one | -        | yes       | on       | -            | output only (4)  | padded (3)   |
 
-(1) Without the single-request setting, in training, or with positions given.
+(1) Without the single-request setting, in training, or with `pooled_positions` given.
 (2) `packed_training` in training is refused (ValueError); `packed_inference` is ignored.
 (3) With the single-request setting (`BertEncoder.single_sequence_padded`, on while a serving
     module traces its signatures); a batch of several rows runs packed.
