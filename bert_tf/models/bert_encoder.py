@@ -248,9 +248,17 @@ class BertEncoder(keras.Model):
 
     def compute_output_spec(self, inputs, training=None, mask=None, output_positions=None,
                             pooled_positions=None):
-        if (isinstance(inputs, dict) and POSITION_IDS not in inputs and output_positions is None
-                and pooled_positions is None):
-            return super().compute_output_spec(inputs, training=training, mask=mask)
+        if isinstance(inputs, dict) and POSITION_IDS not in inputs and pooled_positions is None:
+            spec = super().compute_output_spec(inputs, training=training, mask=mask)
+            if output_positions is None:
+                return spec
+            # The last block stops at the K positions: `[B, K, H]` for `[B, S, H]`. Shapes
+            # given, not traced: a classifier's symbolic build would trace the whole encoder.
+            last = spec["sequence_output"]
+            at_positions = keras.KerasTensor(
+                tuple(output_positions.shape[:2]) + tuple(last.shape[2:]), dtype=last.dtype)
+            return dict(spec, sequence_output=at_positions,
+                        encoder_outputs=spec["encoder_outputs"][:-1] + [at_positions])
         # A call the functional graph does not hold (rows of several sequences): traced.
         return keras.Operation.compute_output_spec(
             self, inputs, training=training, output_positions=output_positions,
