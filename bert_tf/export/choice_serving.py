@@ -4,6 +4,7 @@ import tensorflow as tf
 
 from bert_tf.export.serving_module import BertServingModule
 from bert_tf.models.bert_encoder import ENCODER_INPUTS
+from bert_tf.models.task_model import pooled_output
 
 
 class MultipleChoiceServing(BertServingModule):
@@ -25,7 +26,7 @@ class MultipleChoiceServing(BertServingModule):
     def tokenized_outputs(self, inputs):
         shape = tf.shape(inputs["input_word_ids"])  # [B, C, S]
         folded = {name: tf.reshape(inputs[name], [-1, shape[2]]) for name in ENCODER_INPUTS}
-        pooled = self.model.encoder(folded, training=False)["pooled_output"]
+        pooled = pooled_output(self.model.encoder, folded, training=False)
         logits = tf.cast(tf.reshape(self.model.head(pooled), [shape[0], shape[1]]), tf.float32)
         return {"logits": logits,
                 "probabilities": tf.nn.softmax(logits, axis=-1),

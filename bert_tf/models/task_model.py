@@ -31,15 +31,17 @@ def call_encoder(encoder, inputs, **kwargs):
     return encoder({name: inputs[name] for name in ENCODER_INPUTS}, **kwargs)
 
 
-def pooled_output(encoder, inputs):
+def pooled_output(encoder, inputs, **kwargs):
     """The encoder's `pooled_output` of an inputs dict, its last block computing [CLS] alone.
 
     A head on the pooled output reads nothing else, so `output_positions` `[B, 0]` stop the
     last block at [CLS] (keys and values still at every token): the same values for about
     1/L less of the encoder's position-wise work (docs/design.md, "The encoder and its heads").
+    `kwargs`: the encoder call's (e.g. `training`).
     """
     no_positions = keras.ops.zeros_like(inputs["input_mask"][:, :0])  # [B, 0]
-    return call_encoder(encoder, inputs, output_positions=no_positions)["pooled_output"]
+    return call_encoder(encoder, inputs, output_positions=no_positions,
+                        **kwargs)["pooled_output"]
 
 
 class UnsupportedStrategyError(UserError, ValueError):
