@@ -6,11 +6,32 @@ from bert_tf.checkpoints.registry import load_pretrained
 from bert_tf.keras_tasks.text_inputs import TaskInputError
 from bert_tf.keras_tasks.text_task import UnlabelledTextTask, check_preprocessor
 from bert_tf.models.bert_encoder import encoder_inputs
-from bert_tf.models.task_model import BertTaskModel, call_encoder, check_encoder
+from bert_tf.models.task_model import (BertTaskModel, call_encoder, check_encoder,
+                                        pooled_output)
 
 POOLINGS = ("cls", "cls_token", "mean", "max")
 # Added to padding before "max" pooling (sentence-transformers' value), so padding never wins.
 _MAX_POOLING_PADDING = -1e9
+
+
+def pooled_embeddings(encoder, inputs, pooling):
+    """One vector per row of an inputs dict, by `pooling` (one of `POOLINGS`).
+
+    The [CLS] poolings read one state, so the encoder's last block computes [CLS] alone
+    (`output_positions`, as the classifier's head: docs/design.md, "The encoder and its
+    heads"); "mean" and "max" read every real token's.
+    """
+    if pooling == "cls":
+        return pooled_output(encoder, inputs)
+    if pooling == "cls_token":
+        cls_position = keras.ops.zeros_like(inputs["input_mask"][:, :1])  # [B, 1]: [CLS] at 0
+        return call_encoder(encoder, inputs, output_positions=cls_position)["sequence_output"][:, 0]
+    sequence = keras.ops.cast(call_encoder(encoder, inputs)["sequence_output"], "float32")
+    mask = keras.ops.cast(inputs["input_mask"], "float32")[..., None]
+    if pooling == "max":
+        return keras.ops.max(sequence + (1.0 - mask) * _MAX_POOLING_PADDING, axis=1)
+    return (keras.ops.sum(sequence * mask, axis=1)
+            / keras.ops.maximum(keras.ops.sum(mask, axis=1), 1.0))
 
 
 @keras.saving.register_keras_serializable(package="bert_tf")
@@ -47,19 +68,7 @@ class SentenceEncoder(UnlabelledTextTask, BertTaskModel):
         if pooling not in POOLINGS:
             raise TaskInputError(f"pooling must be one of {POOLINGS}; received {pooling!r}.")
         inputs = encoder_inputs()
-        outputs = call_encoder(encoder, inputs)
-        sequence = keras.ops.cast(outputs["sequence_output"], "float32")
-        mask = keras.ops.cast(inputs["input_mask"], "float32")[..., None]
-        if pooling == "cls":
-            embeddings = outputs["pooled_output"]
-        elif pooling == "cls_token":
-            embeddings = sequence[:, 0]
-        elif pooling == "max":
-            embeddings = keras.ops.max(sequence + (1.0 - mask) * _MAX_POOLING_PADDING, axis=1)
-        else:
-            embeddings = (keras.ops.sum(sequence * mask, axis=1)
-                          / keras.ops.maximum(keras.ops.sum(mask, axis=1), 1.0))
-        embeddings = keras.ops.cast(embeddings, "float32")
+        embeddings = keras.ops.cast(pooled_embeddings(encoder, inputs, pooling), "float32")
         if normalize:
             embeddings = keras.ops.normalize(embeddings, axis=-1, order=2)
         super().__init__(encoder, inputs=inputs, outputs=embeddings, **kwargs)

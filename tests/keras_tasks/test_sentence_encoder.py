@@ -1,4 +1,5 @@
-"""SentenceEncoder: MiniLM embeddings as transformers' outputs give them; strings == ids."""
+"""SentenceEncoder: MiniLM embeddings as transformers' outputs give them; strings == ids; the
+[CLS] poolings equal the full encoder's with its last block at [CLS] alone."""
 
 import os
 
@@ -8,7 +9,11 @@ import pytest
 import tensorflow as tf
 
 from bert_tf.keras_tasks import SentenceEncoder
+from bert_tf.models import BertEncoder, bert_encoder
+from bert_tf.models.encoder_layout import choose_layout
+from tests.fixtures import TINY_CONFIG, without_dropout
 from tests.keras_tasks.conftest import TEXTS
+from tests.models.conftest import encoder_batch
 
 TESTDATA = os.path.join(os.path.dirname(os.path.dirname(__file__)), "testdata")
 
@@ -36,3 +41,23 @@ def test_strings_give_the_embeddings_of_ids_and_survive_keras_save(tiny_model_di
     model.save(str(tmp_path / "encoder.keras"))
     loaded = keras.models.load_model(str(tmp_path / "encoder.keras"))
     np.testing.assert_allclose(loaded.predict(TEXTS, verbose=0), embeddings, atol=1e-6, rtol=0)
+
+
+@pytest.mark.parametrize("packed", [False, True])
+@pytest.mark.parametrize("pooling", ["cls", "cls_token"])
+def test_cls_poolings_equal_the_full_encoders_and_stop_its_last_block_at_cls(
+        pooling, packed, monkeypatch):
+    encoder = BertEncoder(without_dropout(TINY_CONFIG), packed_inference=packed)
+    model = SentenceEncoder(encoder, pooling=pooling, normalize=False)
+    inputs = encoder_batch()
+    chosen = []
+
+    def recorded(*args, **kwargs):
+        chosen.append(choose_layout(*args, **kwargs))
+        return chosen[-1]
+    monkeypatch.setattr(bert_encoder, "choose_layout", recorded)
+    embeddings = model(inputs, training=False).numpy()
+    assert [layout.output_at_positions for layout in chosen] == [True]
+    full = encoder(inputs, training=False)  # every position computed
+    expected = full["pooled_output"] if pooling == "cls" else full["sequence_output"][:, 0]
+    np.testing.assert_allclose(embeddings, expected, atol=1e-5, rtol=0)
