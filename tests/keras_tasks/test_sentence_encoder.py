@@ -9,11 +9,10 @@ import pytest
 import tensorflow as tf
 
 from bert_tf.keras_tasks import SentenceEncoder
-from bert_tf.models import BertEncoder, bert_encoder
-from bert_tf.models.encoder_layout import choose_layout
+from bert_tf.models import BertEncoder
 from tests.fixtures import TINY_CONFIG, without_dropout
 from tests.keras_tasks.conftest import TEXTS
-from tests.models.conftest import encoder_batch
+from tests.models.conftest import encoder_batch, record_layouts
 
 TESTDATA = os.path.join(os.path.dirname(os.path.dirname(__file__)), "testdata")
 
@@ -50,12 +49,7 @@ def test_cls_poolings_equal_the_full_encoders_and_stop_its_last_block_at_cls(
     encoder = BertEncoder(without_dropout(TINY_CONFIG), packed_inference=packed)
     model = SentenceEncoder(encoder, pooling=pooling, normalize=False)
     inputs = encoder_batch()
-    chosen = []
-
-    def recorded(*args, **kwargs):
-        chosen.append(choose_layout(*args, **kwargs))
-        return chosen[-1]
-    monkeypatch.setattr(bert_encoder, "choose_layout", recorded)
+    chosen = record_layouts(monkeypatch)
     embeddings = model(inputs, training=False).numpy()
     assert [layout.output_at_positions for layout in chosen] == [True]
     full = encoder(inputs, training=False)  # every position computed

@@ -3,6 +3,8 @@
 import numpy as np
 import tensorflow as tf
 
+from bert_tf.models import bert_encoder
+from bert_tf.models.encoder_layout import choose_layout
 from tests.fixtures import TINY_CONFIG
 
 
@@ -20,3 +22,14 @@ def encoder_batch(batch=3, seq=7, pad=(0, 2, 4), seed=0):
     types *= mask
     return {"input_word_ids": tf.constant(ids), "input_mask": tf.constant(mask),
             "input_type_ids": tf.constant(types)}
+
+
+def record_layouts(monkeypatch):
+    """The list that each `BertEncoder` call's chosen layout is appended to from now on."""
+    chosen = []
+
+    def recorded(*args, **kwargs):
+        chosen.append(choose_layout(*args, **kwargs))
+        return chosen[-1]
+    monkeypatch.setattr(bert_encoder, "choose_layout", recorded)
+    return chosen

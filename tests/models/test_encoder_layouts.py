@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from bert_tf.models import BertEncoder, bert_encoder
+from bert_tf.models import BertEncoder
 from bert_tf.models.encoder_layout import (
     BATCH_OF_ONE,
     PACKED,
@@ -19,7 +19,7 @@ from bert_tf.models.encoder_layout import (
     choose_layout,
 )
 from tests.fixtures import TINY_CONFIG, without_dropout
-from tests.models.conftest import encoder_batch
+from tests.models.conftest import encoder_batch, record_layouts
 
 REFUSED = "rows of several sequences .* and packed_training .* do not combine"
 # Rows of several sequences: lengths (3, 2, 2) and (2, 3, 2), one padding slot each.
@@ -160,12 +160,7 @@ def test_each_layout_gives_the_padded_outputs_at_real_positions(reference, name,
     encoder = _encoder(reference, case.settings)
     inputs, expected, real = _expected_layers(reference, case)
     output_positions, pooled_positions = _positions(case, inputs)
-    chosen = []
-
-    def recorded(*args, **kwargs):
-        chosen.append(choose_layout(*args, **kwargs))
-        return chosen[-1]
-    monkeypatch.setattr(bert_encoder, "choose_layout", recorded)
+    chosen = record_layouts(monkeypatch)
     if case.single_request:
         with encoder.serving_batch_of_one():
             outputs = encoder(inputs, training=case.training, output_positions=output_positions,

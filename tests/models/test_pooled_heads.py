@@ -6,10 +6,9 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from bert_tf.models import BertClassifier, BertEncoder, BertMultipleChoice, bert_encoder
-from bert_tf.models.encoder_layout import choose_layout
+from bert_tf.models import BertClassifier, BertEncoder, BertMultipleChoice
 from tests.fixtures import TINY_CONFIG, without_dropout
-from tests.models.conftest import encoder_batch
+from tests.models.conftest import encoder_batch, record_layouts
 
 SETTINGS = {"padded": {"packed_inference": False},
             "packed": {"packed_training": True, "packed_inference": True}}
@@ -33,12 +32,7 @@ def test_classifier_equals_the_full_encoder_and_computes_cls_only(layout, monkey
     model = BertClassifier(
         BertEncoder(without_dropout(TINY_CONFIG), **SETTINGS[layout]), num_classes=3)
     inputs = encoder_batch()
-    chosen = []
-
-    def recorded(*args, **kwargs):
-        chosen.append(choose_layout(*args, **kwargs))
-        return chosen[-1]
-    monkeypatch.setattr(bert_encoder, "choose_layout", recorded)
+    chosen = record_layouts(monkeypatch)
     # training=True: dropout is off in the config, and packed training applies.
     logits, gradients = _logits_and_gradients(
         model, inputs, lambda m, x: m(x, training=True))
