@@ -1,6 +1,7 @@
 """bert_tf.file_io: local paths through Python, others through tf.io.gfile, the same answers."""
 
 import gzip
+import io
 import os
 import uuid
 
@@ -52,3 +53,38 @@ def test_refuse_existing_names_the_flag(tmp_path):
     with pytest.raises(file_io.OutputExistsError, match=r"--output_dir=.*already exists; nothing was"):
         file_io.refuse_existing(str(tmp_path), flag="output_dir")
     assert isinstance(file_io.OutputExistsError("x"), FileExistsError)
+
+
+@pytest.mark.parametrize("data", [b"", b"a", b"a\n", b"\n\n", b"a\r\nb\rc\n\nd", b"x" * 70_000 + b"\ny"])
+def test_bounded_lines_under_the_limit_are_the_lines(data):
+    lines = list(file_io.bounded_lines(io.BytesIO(data), max_bytes=1 << 20, chunk_bytes=7))
+    expected = [line.removesuffix(b"\r") for line in data.split(b"\n")]
+    assert lines == [(line, False) for line in (expected[:-1] if not expected[-1] else expected)]
+
+
+@pytest.mark.parametrize("chunk_bytes", [1, 3, 64])
+def test_bounded_lines_cut_long_lines_at_a_character(chunk_bytes):
+    data = "aé€😀".encode() * 4 + b"\nok\n" + b"z" * 50
+    lines = file_io.bounded_lines(io.BytesIO(data), max_bytes=12, chunk_bytes=chunk_bytes)
+    assert [(line.decode(), cut) for line, cut in lines] == [
+        ("aé€😀a", True), ("ok", False), ("z" * 12, True)]
+
+
+def test_read_json_refuses_deep_large_and_odd_files(tmp_path):
+    deep = tmp_path / "config.json"
+    deep.write_text("[" * 100_000 + "]" * 100_000)
+    with pytest.raises(ValueError, match=rf"^{deep}: JSON nested deeper than 100 levels"):
+        file_io.read_json(str(deep), ValueError)
+    deep.write_text('{"a": ' * 60 + "1" + "}" * 60)
+    with pytest.raises(ValueError, match="nested deeper than 50 levels"):
+        file_io.parse_json(deep.read_text(), str(deep), ValueError, max_depth=50)
+    assert file_io.parse_json(deep.read_text(), str(deep), ValueError, max_depth=60)
+    with pytest.raises(ValueError, match=rf"^{deep}: over 0 MB; not a config file"):
+        file_io.read_json(str(deep), ValueError, max_bytes=100)
+    deep.write_bytes(b'{"a": "\xff"}')
+    with pytest.raises(ValueError, match=rf"^{deep}: not a JSON file \(not UTF-8"):
+        file_io.read_json(str(deep), ValueError)
+    with pytest.raises(ValueError, match=rf"^{tmp_path} is a folder, not a regular file"):
+        file_io.read_json(str(tmp_path), ValueError)
+    with pytest.raises(ValueError, match=r"^/dev/null is a device, not a regular file"):
+        file_io.read_json("/dev/null", ValueError)

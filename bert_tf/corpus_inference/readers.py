@@ -7,9 +7,13 @@ Three layouts, told apart by the file name:
   `id_column` (else `<path>:<line number>`);
 - Parquet (`.parquet`): the same columns, read in record batches; row numbers are 1-based.
 Empty texts are skipped and counted; lines that are not UTF-8 (or hold NUL bytes) are skipped
-and counted, or fatal with `undecodable="fail"`. A missing column, a line that is not a JSON
-object or an id that is not a string or number stops the run with an `InputError` naming
-file, line and column. Files are read as streams: a corpus never has to fit in memory.
+and counted, or fatal with `undecodable="fail"`. A text line longer than `max_line_bytes` is
+cut there while it is read (counted: a small `.gz` may hold a line of gigabytes); such a JSON
+line is refused. A missing column, a line that is not a JSON object (or nests too deep) or
+an id that is not a string or number stops the run with an `InputError` naming file, line and
+column; so does a damaged `.gz` or `.parquet` file, and an input that is not a regular file (a
+FIFO or a device would never end). Files are read as streams: a corpus never has to fit in
+memory.
 
 Example:
 >>> reader = LineReader(text_column="text")
@@ -21,6 +25,7 @@ import collections
 import contextlib
 import dataclasses
 import gzip
+import zlib
 
 from absl import logging
 
@@ -29,9 +34,11 @@ from bert_tf.data.document_reader import InputError
 
 UNDECODABLE_POLICIES = ("skip", "fail")
 # Counts a reader keeps per file (`LineReader.counts` after `lines`).
-SKIP_COUNTERS = ("empty_lines", "undecodable_lines")
+SKIP_COUNTERS = ("empty_lines", "undecodable_lines", "cut_lines")
 _NAMED_BAD_LINES = 10  # undecodable lines named one by one per file; the rest only counted
 _PARQUET_BATCH_ROWS = 1024
+# A model reads a few thousand characters of a line (many more only as --long_lines=windows).
+MAX_LINE_BYTES = 1 << 20
 
 
 class Line(collections.namedtuple("Line", ["id", "text", "order"])):
@@ -47,11 +54,13 @@ class LineReader:
       id_column: the id's key there, or None for `<path>:<line number>` ids.
       undecodable: "skip" (count and warn) or "fail" (raise `InputError`) on a line that is
         not UTF-8.
+      max_line_bytes: a longer line is cut there (counted in `cut_lines`), a JSON one refused.
     """
 
     text_column: str = "text"
     id_column: str = None
     undecodable: str = "skip"
+    max_line_bytes: int = MAX_LINE_BYTES
     counts: collections.Counter = dataclasses.field(default_factory=collections.Counter)
 
     def lines(self, path, file_index=0, name=None):
@@ -63,6 +72,7 @@ class LineReader:
         """
         self.counts = collections.Counter()
         name = name or path
+        file_io.check_regular_file(path, InputError)
         if path.endswith(".parquet"):
             rows = self._parquet_rows(path)
         else:
@@ -82,8 +92,11 @@ class LineReader:
                 lines = stack.enter_context(file_io.open_file(path, "rb"))
                 if path.endswith(".gz"):
                     lines = stack.enter_context(gzip.GzipFile(fileobj=lines, mode="rb"))
-                for number, raw_line in enumerate(lines, 1):
-                    line = self._decode(raw_line.rstrip(b"\r\n"), path, number)
+                for number, (raw_line, cut) in enumerate(
+                        file_io.bounded_lines(lines, self.max_line_bytes), 1):
+                    if cut:
+                        self._count_cut(path, number, json_lines)
+                    line = self._decode(raw_line, path, number)
                     if line is None:
                         continue
                     if not json_lines:
@@ -95,8 +108,19 @@ class LineReader:
                         yield (number, *self._from_record(record, where))
                     else:
                         yield number, "", None
-        except (OSError, EOFError, gzip.BadGzipFile) as error:
-            raise InputError(f"{path}: cannot read line {number + 1}: {error}") from None
+        except (OSError, EOFError, zlib.error) as error:  # gzip's errors: damaged or cut short
+            hint = " (a damaged or partly copied .gz?)" if path.endswith(".gz") else ""
+            raise InputError(f"{path}: cannot read line {number + 1}: "
+                             f"{error or type(error).__name__}{hint}") from None
+
+    def _count_cut(self, path, number, json_lines):
+        """Counts a line cut at `max_line_bytes` (a JSON line cannot be cut: refused)."""
+        if json_lines:
+            raise InputError(f"{path}:{number}: a JSON line over {self.max_line_bytes} bytes; "
+                             "split the record or raise --max_line_bytes")
+        if self.counts["cut_lines"] < _NAMED_BAD_LINES:
+            logging.warning("%s:%d: cut a line at %d bytes", path, number, self.max_line_bytes)
+        self.counts["cut_lines"] += 1
 
     def _decode(self, raw_line, path, number):
         """The line as text, or None for one that is not UTF-8 (skipped and counted)."""
@@ -118,6 +142,7 @@ class LineReader:
     def _parquet_rows(self, path):
         """(row number, text, id or None) of a Parquet file, read a record batch at a time."""
         parquet = errors.require_extra("pyarrow.parquet", extra="beam")
+        arrow_error = errors.require_extra("pyarrow", extra="beam").ArrowException
         try:
             with file_io.open_file(path, "rb") as f:
                 table = parquet.ParquetFile(f)
@@ -128,8 +153,9 @@ class LineReader:
                     for record in batch.to_pylist():
                         number += 1
                         yield (number, *self._from_record(record, f"{path} row {number}"))
-        except OSError as error:  # pyarrow's ArrowInvalid is an OSError too
-            raise InputError(f"{path}: cannot read it as Parquet: {error}") from None
+        except (OSError, arrow_error) as error:
+            raise InputError(f"{path}: cannot read it as Parquet (a damaged or partly copied "
+                             f"file?): {error}") from None
 
     def _from_record(self, record, where):
         """(text, id or None) of a JSON object or Parquet row, checked."""
