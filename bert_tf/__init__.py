@@ -31,7 +31,7 @@ _HOMES = {
     "write_model_dir": "bert_tf.model_dir",
     "write_model_info": "bert_tf.model_dir",
     "read_model_info": "bert_tf.model_dir",
-    "CheckpointError": "bert_tf.model_dir",
+    "CheckpointError": "bert_tf.errors",
     "BertPreprocessor": "bert_tf.tokenization",
     "BertTokenizer": "bert_tf.tokenization",
     "VocabError": "bert_tf.tokenization",

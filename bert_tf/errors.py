@@ -18,6 +18,10 @@ class UserError(Exception):
     """
 
 
+class CheckpointError(UserError, ValueError):
+    """A checkpoint or model directory that cannot be read or converted (file, tensor named)."""
+
+
 class StoppedBySignal(Exception):
     """A run stopped cleanly on SIGTERM/SIGINT; its message says what was saved.
 

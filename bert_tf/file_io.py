@@ -19,7 +19,7 @@ import json
 import os
 import stat
 
-from bert_tf.errors import UserError
+from bert_tf.errors import CheckpointError, UserError
 
 
 class OutputExistsError(UserError, FileExistsError):
@@ -91,6 +91,22 @@ def json_line_object(line, where, error_class, needs=""):
     if not isinstance(value, dict):
         raise error_class(f"{where}: a JSON line must be an object{needs}; it is a "
                           f"{type(value).__name__}")
+    return value
+
+
+def read_json_object(path):
+    """The JSON object in the file at `path` (checkpoint folders hold untrusted files).
+
+    Raises:
+      CheckpointError: not UTF-8 JSON, or not an object; the message names the file.
+    """
+    with open(path, "rb") as f:
+        try:
+            value = json.loads(f.read().decode("utf-8"))
+        except (UnicodeDecodeError, json.JSONDecodeError) as error:
+            raise CheckpointError(f"{path}: not a JSON file ({error}).") from None
+    if not isinstance(value, dict):
+        raise CheckpointError(f"{path}: expected a JSON object, got {type(value).__name__}.")
     return value
 
 

@@ -27,7 +27,8 @@ import tensorflow as tf
 from absl import logging
 
 from bert_tf.configs import BertConfig
-from bert_tf.errors import UserError
+from bert_tf.errors import CheckpointError
+from bert_tf.file_io import read_json_object
 from bert_tf.tokenization import vocab as vocab_lib
 
 CONFIG_NAME = "bert_config.json"
@@ -40,10 +41,6 @@ HEADS = ("encoder", "pretrainer", "classifier", "token_classifier", "span_labele
          "multiple_choice")
 # `task` values written before `head` existed.
 _OLD_TASK_NAMES = {"pretraining": "pretrainer"}
-
-
-class CheckpointError(UserError, ValueError):
-    """A checkpoint or model directory that cannot be read or converted (file, tensor named)."""
 
 
 def read_config(model_dir):
@@ -179,22 +176,6 @@ def write_model_info(model_dir, head=None, do_lower_case=None, max_seq_length=No
         f.write("\n")
 
 
-def read_json_object(path):
-    """The JSON object in the file at `path` (model directories hold untrusted files).
-
-    Raises:
-      CheckpointError: not UTF-8 JSON, or not an object; the message names the file.
-    """
-    with open(path, "rb") as f:
-        try:
-            value = json.loads(f.read().decode("utf-8"))
-        except (UnicodeDecodeError, json.JSONDecodeError) as error:
-            raise CheckpointError(f"{path}: not a JSON file ({error}).") from None
-    if not isinstance(value, dict):
-        raise CheckpointError(f"{path}: expected a JSON object, got {type(value).__name__}.")
-    return value
-
-
 def read_model_info(model_dir):
     """The contents of `model_info.json` (checked), or {} for a directory without one.
 
@@ -266,7 +247,7 @@ def resolve_lower_case(model_dir, do_lower_case=None, flag="do_lower_case"):
 
 __all__ = [
     "CHECKPOINT_PREFIX", "CONFIG_NAME", "HEADS", "MODEL_INFO_NAME", "VOCAB_NAME",
-    "CheckpointError", "checkpoint_read_error", "choose_lower_case",
+    "checkpoint_read_error", "choose_lower_case",
     "model_checkpoint_path", "read_config", "read_model_info", "resolve_lower_case",
     "restore_model_dir", "vocab_path", "write_model_dir", "write_model_info",
 ]

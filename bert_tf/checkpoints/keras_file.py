@@ -14,7 +14,7 @@ import os
 import zipfile
 
 from bert_tf.checkpoints.format import FolderDescription, Format
-from bert_tf.model_dir import CheckpointError
+from bert_tf.errors import CheckpointError
 
 NAME = "keras"
 TITLE = "Keras .keras file"

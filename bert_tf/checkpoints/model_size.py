@@ -13,7 +13,7 @@ Example:
 
 import os
 
-from bert_tf.model_dir import CheckpointError
+from bert_tf.errors import CheckpointError
 
 # Bytes of one float32 weight: checkpoints are read into float32 variables.
 FLOAT32_BYTES = 4

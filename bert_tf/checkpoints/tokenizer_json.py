@@ -18,7 +18,9 @@ import dataclasses
 import os
 import tempfile
 
-from bert_tf.model_dir import CheckpointError, choose_lower_case, read_json_object
+from bert_tf.errors import CheckpointError
+from bert_tf.file_io import read_json_object
+from bert_tf.model_dir import choose_lower_case
 from bert_tf.tokenization import vocab as vocab_lib
 from bert_tf.tokenization.bert_preprocessor import VOCAB_ASSET, BertPreprocessor
 

@@ -14,7 +14,7 @@ import collections
 import numpy as np
 
 from bert_tf.checkpoints import model_size
-from bert_tf.model_dir import CheckpointError
+from bert_tf.errors import CheckpointError
 from bert_tf.models.bert_encoder import BertEncoder
 from bert_tf.models.bert_pretrainer import BertPretrainer
 

@@ -19,7 +19,8 @@ from absl import logging
 
 from bert_tf import model_dir as model_dir_lib
 from bert_tf.dtype_policy import policy_scope
-from bert_tf.model_dir import HEADS, CheckpointError
+from bert_tf.errors import CheckpointError
+from bert_tf.model_dir import HEADS
 from bert_tf.models import (
     BertClassifier,
     BertEncoder,

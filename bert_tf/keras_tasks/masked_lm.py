@@ -2,10 +2,10 @@
 
 import keras
 
+from bert_tf.errors import CheckpointError
 from bert_tf.inference.fill_mask import fill_mask
 from bert_tf.keras_tasks.text_inputs import TaskInputError, text_columns
 from bert_tf.keras_tasks.text_task import UnlabelledTextTask, check_preprocessor
-from bert_tf.model_dir import CheckpointError
 from bert_tf.models import BertPretrainer
 
 

@@ -14,7 +14,7 @@ from bert_tf.checkpoints.convert import convert_checkpoint
 from bert_tf.checkpoints.registry import FORMATS, describe_folder, detect_format
 from bert_tf.checkpoints.huggingface import read as load_huggingface_task
 from bert_tf.checkpoints.registry import load_pretrained
-from bert_tf.model_dir import CheckpointError
+from bert_tf.errors import CheckpointError
 from tests.checkpoints.conftest import folder_of
 from tests.checkpoints.conftest import edit_config, list_in_index
 from tests.checkpoints.test_huggingface_tasks import FOLDERS, _copy

@@ -17,7 +17,7 @@ from safetensors.numpy import load_file
 
 from bert_tf.checkpoints import registry
 from bert_tf.checkpoints.registry import FORMATS, describe_folder, detect_format, load_pretrained
-from bert_tf.model_dir import CheckpointError
+from bert_tf.errors import CheckpointError
 from tests.fixtures import MODEL_GARDEN, TESTDATA
 
 TINY_HF = os.path.join(TESTDATA, "tiny_hf_pretraining")

@@ -14,8 +14,8 @@ import pytest
 import tensorflow as tf
 
 from bert_tf.checkpoints.huggingface import read as load_huggingface_task
-from bert_tf.model_dir import CheckpointError
 from bert_tf.checkpoints.tokenizer_json import read_folder_vocab, write_vocab
+from bert_tf.errors import CheckpointError
 from tests.checkpoints.conftest import edit_config, edit_safetensors, folder_of
 
 IDS = ("input_ids", "attention_mask", "token_type_ids")

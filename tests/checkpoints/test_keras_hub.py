@@ -15,8 +15,8 @@ from bert_tf.checkpoints import registry
 from bert_tf.checkpoints.convert import convert_checkpoint
 from bert_tf.checkpoints.keras_hub import preset as preset_lib
 from bert_tf.checkpoints.keras_hub import writer
+from bert_tf.errors import CheckpointError
 from bert_tf.file_io import OutputExistsError
-from bert_tf.model_dir import CheckpointError
 
 FIXTURES = os.path.join(os.path.dirname(os.path.dirname(__file__)), "testdata", "keras_hub")
 HF_FOLDER = os.path.join(os.path.dirname(os.path.dirname(__file__)), "testdata", "hf_tasks",

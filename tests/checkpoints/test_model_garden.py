@@ -13,7 +13,7 @@ import pytest
 
 from bert_tf.checkpoints import model_garden
 from bert_tf.checkpoints.model_garden.layout import find_prefix
-from bert_tf.model_dir import CheckpointError
+from bert_tf.errors import CheckpointError
 from tests.entry_points import call_entry_point
 from tests.fixtures import MODEL_GARDEN
 

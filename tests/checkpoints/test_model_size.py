@@ -11,7 +11,7 @@ import pytest
 from bert_tf.checkpoints import model_size, weight_map
 from bert_tf.checkpoints.registry import load_pretrained
 from bert_tf.configs import BertConfig
-from bert_tf.model_dir import CheckpointError
+from bert_tf.errors import CheckpointError
 from bert_tf.models.bert_encoder import BertEncoder
 from bert_tf.models.bert_pretrainer import BertPretrainer
 from tests.checkpoints.conftest import TESTDATA

@@ -16,7 +16,7 @@ import tensorflow as tf
 
 from bert_tf.checkpoints import registry
 from bert_tf.checkpoints.tf_hub import encoder_weights, reader, saved_model
-from bert_tf.model_dir import CheckpointError
+from bert_tf.errors import CheckpointError
 from tests.entry_points import call_entry_point
 
 TESTDATA = os.path.join(os.path.dirname(os.path.dirname(__file__)), "testdata", "tf_hub")

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from bert_tf.model_dir import CheckpointError
+from bert_tf.errors import CheckpointError
 from bert_tf.inference import fill_mask
 from bert_tf.keras_tasks import MaskedLM, TaskInputError
 from tests.keras_tasks.conftest import TEXTS, fit_under

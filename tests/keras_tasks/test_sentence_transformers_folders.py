@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 
 from bert_tf.checkpoints.huggingface.sentence_transformers import SentencePooling, read_sentence_pooling
+from bert_tf.errors import CheckpointError
 from bert_tf.keras_tasks import SentenceEncoder
-from bert_tf.model_dir import CheckpointError
 
 FIXTURES = os.path.join(os.path.dirname(os.path.dirname(__file__)), "testdata",
                         "sentence_transformers")

@@ -10,8 +10,8 @@ import pytest
 import tensorflow as tf
 
 from bert_tf.checkpoints.convert import convert_checkpoint
-from bert_tf.model_dir import CheckpointError
 from bert_tf.dtype_policy import policy_scope
+from bert_tf.errors import CheckpointError
 from bert_tf.export.restored_model import restore_model
 from bert_tf.keras_tasks import TaskInputError, TextClassifier
 from bert_tf.tokenization.bert_preprocessor import BertPreprocessor

@@ -30,7 +30,7 @@ import os
 
 from bert_tf.checkpoints.huggingface import h5_file, safetensors_file, shards
 from bert_tf.checkpoints.weight_map import Rule
-from bert_tf.model_dir import CheckpointError
+from bert_tf.errors import CheckpointError
 
 CONFIG_FILE = "config.json"
 # Our name of the standalone task-head layer the folder's head is read into.

@@ -26,8 +26,8 @@ import numpy as np
 
 from bert_tf.checkpoints import weight_map
 from bert_tf.checkpoints.huggingface import shards
-from bert_tf.model_dir import CheckpointError
 from bert_tf.checkpoints.weight_map import LAYER, Rule
+from bert_tf.errors import CheckpointError
 
 WEIGHTS_FILE = "tf_model.h5"
 INDEX_FILE = WEIGHTS_FILE + shards.INDEX_SUFFIX

@@ -26,7 +26,8 @@ from bert_tf.checkpoints.huggingface.architectures import ARCHITECTURES, CONFIG_
 from bert_tf.checkpoints.pretrained import Pretrained
 from bert_tf.checkpoints.tokenizer_json import TOKENIZER_FILE, VOCAB_FILE, read_folder_vocab
 from bert_tf.configs import BertConfig
-from bert_tf.model_dir import CheckpointError, read_json_object
+from bert_tf.errors import CheckpointError
+from bert_tf.file_io import read_json_object
 
 FORMAT_NAME = "huggingface"
 

@@ -15,8 +15,7 @@ import ml_dtypes  # noqa: F401  (TF's dependency; lets numpy read bfloat16 safet
 from bert_tf.checkpoints import weight_map
 from bert_tf.checkpoints.huggingface import shards
 from bert_tf.checkpoints.weight_map import LAYER, Rule
-from bert_tf.errors import require_extra
-from bert_tf.model_dir import CheckpointError
+from bert_tf.errors import CheckpointError, require_extra
 
 WEIGHTS_FILE = "model.safetensors"
 INDEX_FILE = WEIGHTS_FILE + shards.INDEX_SUFFIX

@@ -17,7 +17,8 @@ import dataclasses
 import json
 import os
 
-from bert_tf.model_dir import CheckpointError, read_json_object
+from bert_tf.errors import CheckpointError
+from bert_tf.file_io import read_json_object
 
 MODULES_FILE = "modules.json"
 SENTENCE_CONFIG_FILE = "sentence_bert_config.json"

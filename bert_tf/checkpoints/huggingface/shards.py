@@ -18,7 +18,8 @@ Example:
 import os
 
 from bert_tf.checkpoints import weight_map
-from bert_tf.model_dir import CheckpointError, read_json_object
+from bert_tf.errors import CheckpointError
+from bert_tf.file_io import read_json_object
 
 INDEX_SUFFIX = ".index.json"
 

@@ -33,7 +33,8 @@ import os
 from absl import logging
 
 from bert_tf.configs import BertConfig
-from bert_tf.model_dir import CheckpointError, read_json_object
+from bert_tf.errors import CheckpointError
+from bert_tf.file_io import read_json_object
 
 CONFIG_FILE = "config.json"
 METADATA_FILE = "metadata.json"

@@ -27,7 +27,7 @@ from bert_tf.checkpoints.keras_hub import preset as preset_lib
 from bert_tf.checkpoints.keras_hub import weights_file
 from bert_tf.checkpoints.pretrained import Pretrained
 from bert_tf.checkpoints.tokenizer_json import FolderVocab
-from bert_tf.model_dir import CheckpointError
+from bert_tf.errors import CheckpointError
 from bert_tf.tokenization import vocab as vocab_lib
 
 NAME = "keras_hub"

@@ -22,7 +22,7 @@ import numpy as np
 
 from bert_tf.checkpoints import weight_map
 from bert_tf.checkpoints.weight_map import LAYER, Rule, dense_rules, norm_rules
-from bert_tf.model_dir import CheckpointError
+from bert_tf.errors import CheckpointError
 
 MODEL_WEIGHTS_FILE = "model.weights.h5"
 TASK_WEIGHTS_FILE = "task.weights.h5"

@@ -21,6 +21,7 @@ from bert_tf.checkpoints.model_garden import layout as layout_lib
 from bert_tf.checkpoints.model_garden.reader import read_config, read_models
 from bert_tf.checkpoints.pretrained import Pretrained
 from bert_tf.checkpoints.tokenizer_json import FolderVocab
+from bert_tf.file_io import read_json_object
 from bert_tf.tokenization.vocab import load_vocab
 
 NAME = "model_garden"
@@ -69,7 +70,7 @@ def describe(path):
     position table's length from `bert_config.json` (`read` checks the table against it)."""
     folder, prefix, layout = _layout(path)
     vocab = os.path.join(folder, model_dir_lib.VOCAB_NAME)
-    positions = model_dir_lib.read_json_object(
+    positions = read_json_object(
         os.path.join(folder, model_dir_lib.CONFIG_NAME)).get("max_position_embeddings")
     return FolderDescription(
         os.fspath(path), NAME, f"{TITLE}, `{layout.name}` layout",

@@ -20,7 +20,7 @@ import os
 import tensorflow as tf
 
 from bert_tf.checkpoints.model_garden.object_graph import read_object_graph
-from bert_tf.model_dir import CheckpointError
+from bert_tf.errors import CheckpointError
 
 # The root objects a checkpoint may keep its model under, in the order they are tried.
 MODEL_KEYS = ("encoder", "model")

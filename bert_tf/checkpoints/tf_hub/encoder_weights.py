@@ -21,7 +21,7 @@ import numpy as np
 
 from bert_tf.checkpoints.weight_map import LAYER, Rule, TensorSource, dense_rules, norm_rules
 from bert_tf.configs import BertConfig
-from bert_tf.model_dir import CheckpointError
+from bert_tf.errors import CheckpointError
 
 _BLOCK = f"transformer/layer_{LAYER}"
 _WORD_EMBEDDINGS = "word_embeddings/embeddings"

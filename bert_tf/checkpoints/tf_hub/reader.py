@@ -28,7 +28,7 @@ from bert_tf.checkpoints.format import FolderDescription
 from bert_tf.checkpoints.pretrained import Pretrained
 from bert_tf.checkpoints.tf_hub import encoder_weights, saved_model
 from bert_tf.checkpoints.tokenizer_json import FolderVocab
-from bert_tf.model_dir import CheckpointError
+from bert_tf.errors import CheckpointError
 from bert_tf.tokenization import vocab as vocab_lib
 
 NAME = "tf_hub"
