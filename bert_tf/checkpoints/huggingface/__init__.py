@@ -18,13 +18,9 @@ bert-sst2/: Hugging Face folder, safetensors (model.safetensors)
 import os
 
 from bert_tf.checkpoints.format import FolderDescription, Format
-from bert_tf.checkpoints.huggingface import (architectures, h5_file, safetensors_file,
-                                             sentence_transformers_folder)
+from bert_tf.checkpoints.huggingface import architectures, h5_file, safetensors_file
 from bert_tf.checkpoints.huggingface.architectures import CONFIG_FILE
 from bert_tf.checkpoints.huggingface.reader import FORMAT_NAME, read
-from bert_tf.checkpoints.huggingface.sentence_transformers import MODULES_FILE
-from bert_tf.checkpoints.huggingface.sentence_transformers_folder import (
-    write_sentence_transformers_folder)
 from bert_tf.checkpoints.huggingface.writer import export_huggingface_checkpoint, write
 from bert_tf.checkpoints.tokenizer_json import TOKENIZER_FILE, read_folder_vocab
 from bert_tf.file_io import read_json_object
@@ -81,19 +77,4 @@ FORMAT = Format(
            "tokenizer.json",
     recognise=recognise, describe=describe, read=read, write=write)
 
-
-def recognise_sentence_transformers(path):
-    """A Hugging Face folder with a sentence-transformers `modules.json`."""
-    return recognise(path) and os.path.isfile(os.path.join(path, MODULES_FILE))
-
-
-# A write-only target (`registry.TARGETS`): a sentence-transformers folder reads as a Hugging
-# Face folder, its pooling included (`Pretrained.sentence_pooling`).
-SENTENCE_TRANSFORMERS = Format(
-    name=sentence_transformers_folder.NAME, title="sentence-transformers folder",
-    layout=f"a Hugging Face folder + {MODULES_FILE} + 1_Pooling/ + sentence_bert_config.json",
-    recognise=recognise_sentence_transformers, describe=describe, read=read,
-    write=sentence_transformers_folder.write)
-
-__all__ = ["FORMAT", "SENTENCE_TRANSFORMERS", "export_huggingface_checkpoint", "read",
-           "write", "write_sentence_transformers_folder"]
+__all__ = ["FORMAT", "export_huggingface_checkpoint", "read", "write"]
