@@ -13,8 +13,8 @@ class Dense(keras.layers.Dense):
     inference graph that is 270 of the 691 ops of the MiniLM encoder's TFLite model. Here
     such an input at inference is one `BatchMatMulV2` with the kernel broadcast, which the
     TFLite converter turns into a single FULLY_CONNECTED. The graph drops to 421 ops and
-    batch-1 p50 from 4.64 to 3.65 ms (docs/design.md, "Batch 1 against the peer users
-    deploy").
+    batch-1 p50 from 4.64 to 3.65 ms (docs/design.md, "Serving:
+    batch 1, TFLite, bf16").
 
     Training, 2-D inputs (the packed `[T, H]` layout) and quantized layers keep Keras's
     path. The kernel gradient of a broadcast BatchMatMulV2 is a batched matmul and then a
