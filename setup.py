@@ -34,8 +34,10 @@ setuptools.setup(
     ],
     extras_require={
         # safetensors reads/writes Hugging Face checkpoints without torch; pytest-xdist runs
-        # `make test` on two workers (the suite is mostly one-core subprocess start-ups).
-        "test": ["pytest", "pytest-xdist", "safetensors", "apache-beam", "tensorflow-datasets", *_DASK],
+        # `make test` on two workers (the suite is mostly one-core subprocess start-ups); ruff is
+        # the linter `make check` and `make test` run first (pyproject.toml configures it).
+        "test": ["pytest", "pytest-xdist", "ruff", "safetensors", "apache-beam",
+                 "tensorflow-datasets", *_DASK],
         "hf": ["safetensors"],
         # GLUE/SQuAD read from a prepared TFDS directory; the demo and the TSV/JSON paths do not
         # need it, and it pulls pyarrow, array_record and more into every install.
@@ -44,7 +46,8 @@ setuptools.setup(
         # protobuf below 7 (6.33 next to TensorFlow 2.21, which works); add [gcp] for Dataflow.
         # Dask's scheduler runs them on a cluster (runner=DaskRunner).
         "beam": ["apache-beam", *_DASK],
-        # Peers that benchmarks/benchmark.py (beside the package, not shipped) runs in the same process, where installed.
+        # Peers that benchmarks/benchmark.py (beside the package, not shipped) runs in the same
+        # process, where installed.
         "bench": ["tokenizers", "keras-hub"],
     },
 )
