@@ -19,7 +19,7 @@ PACKAGE = os.path.join(os.path.dirname(__file__), "..", "bert_tf")
 LEVELS = {
     "errors": 0, "options": 1, "dtype_policy": 1, "file_io": 1,
     "configs": 2, "tokenization": 2, "layers": 3, "model_dir": 3, "models": 4,
-    "metrics": 5, "checkpoints": 6, "data": 6,
+    "metrics": 5, "losses": 5, "checkpoints": 6, "data": 6,
     "training": 7, "inference": 7, "export": 7, "finetuning": 8,
     "reporting": 9, "keras_tasks": 9, "corpus_inference": 10,
     "cli": 11, "finetuning_cli": 12, "run_": 13,  # entry points: run_*.py
