@@ -8,7 +8,7 @@ length, as the entry points train); keras-hub pads to `seq_length`.
 
 Latency beside throughput: `predict` of the same classifier on a list (read in order through a
 generator over the traced preprocessor) and on a `tf.data` dataset of the same strings (read
-through `dataset.map`, as lists were before stop 38), two sentences and the dev sentences,
+through `dataset.map`, as lists were before d6aa948), two sentences and the dev sentences,
 timed in turns (rows `what=predict_strings`).
 
 Quality beside speed: each also fine-tunes a fresh classifier on the same pretrained weights

@@ -54,7 +54,7 @@ def _long_modules_first(items):
     `--dist worksteal` hands each worker a contiguous half of this list and, when one runs
     dry, moves the end of the other's queue to it; so the suite ends on short tests, and the
     two workers finish together instead of one waiting on the other's last long test (the
-    suite in 19:10 against 19:48-19:58 in collection order, stop 40). Modules stay whole, so
+    suite in 19:10 against 19:48-19:58 in collection order, 692f04f). Modules stay whole, so
     their module-scoped fixtures are still built once per worker.
     """
     modules = {}

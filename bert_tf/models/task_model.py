@@ -54,7 +54,7 @@ def refuse_several_workers(strategy, method):
     Keras 3's TensorFlow trainer builds from its first batch reduced by
     `strategy.reduce("MEAN", batch)`, which that strategy takes across workers for single
     tensors only: every bert_tf task model takes a dict of ids, so `fit` and `evaluate` on
-    two workers failed with a stack trace inside Keras (stop 38; one worker runs, and so does
+    two workers failed with a stack trace inside Keras (2026-12-07; one worker runs, and so does
     `predict`, which builds from no batch). The run_* entry points train on several workers
     with their own loop.
     """
