@@ -138,6 +138,26 @@ def define_flags(options_cls, flag_values=FLAGS, defaults=None, module_name=None
             flags.DEFINE_string(**kwargs)
 
 
+def define_beam_pipeline_options(flag_values=FLAGS, module_name=None):
+    """Defines `--beam_pipeline_options`, the one Beam flag of every tool that runs a pipeline.
+
+    Its value goes to `data.beam_runner.pipeline_options` and `quiet_beam`; `module_name` as
+    in `define_flags` (the caller's by default).
+    """
+    module_name = module_name or sys._getframe(1).f_globals["__name__"]
+    if module_name == "__main__":
+        module_name = sys.argv[0]
+    flags.DEFINE_string(
+        "beam_pipeline_options", None,
+        "Apache Beam options as name=value,... (the format of `tfds build`), e.g. "
+        "runner=DirectRunner,direct_num_workers=2,direct_running_mode=multi_processing or "
+        "runner=DaskRunner,dask_client_address=tcp://HOST:8786 (a Dask cluster) or "
+        "runner=DataflowRunner,project=P,region=R,temp_location=gs://B/tmp,setup_file=./setup.py. "
+        "Default: DirectRunner, one worker. Beam's own logs are hidden unless these options "
+        "name default_sdk_harness_log_level (e.g. =INFO).",
+        flag_values=flag_values, module_name=module_name)
+
+
 def options_from_flags(options_cls, flag_values=FLAGS):
     """The options dataclass filled from parsed flags of the same names."""
     return options_cls(**{field.name: flag_values[field.name].value
@@ -201,7 +221,8 @@ def quiet_beam(pipeline_options):
     `pipeline_options` turns all of this off, to see what Beam says.
 
     Args:
-      pipeline_options: the tool's `--beam_pipeline_options` (`name=value,...`) or None.
+      pipeline_options: the tool's `--beam_pipeline_options` (`define_beam_pipeline_options`)
+        or None.
     """
     if "default_sdk_harness_log_level=" in (pipeline_options or ""):
         yield

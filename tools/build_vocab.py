@@ -25,12 +25,7 @@ flags.DEFINE_string("counts_file", None, "Where the word counts go (default: <ou
 flags.DEFINE_integer("vocab_size", 30522, "Largest vocab size (the learner lands up to 5% below).")
 flags.DEFINE_bool("do_lower_case", True, "Lower-case and strip accents (uncased vocab).")
 flags.DEFINE_integer("num_unused", 100, "[unusedN] slots reserved after [PAD].")
-flags.DEFINE_string("beam_pipeline_options", None,
-                    "Apache Beam options as name=value,... (the format of `tfds build`), e.g. "
-                    "runner=DirectRunner,direct_num_workers=2,direct_running_mode=multi_processing or "
-                    "runner=DaskRunner,dask_client_address=tcp://HOST:8786 (a Dask cluster). "
-                    "Default: DirectRunner, one worker. Beam's own logs are hidden unless these options "
-                    "name default_sdk_harness_log_level (e.g. =INFO).")
+cli.define_beam_pipeline_options()
 flags.mark_flags_as_required(["input_file", "output_file"])
 FLAGS = flags.FLAGS
 

@@ -47,13 +47,7 @@ flags.DEFINE_integer("max_sequences_per_pack", _DEFAULTS.max_sequences_per_pack,
                      "Pack up to this many sequences into one record of --max_seq_length tokens (Krell et al. "
                      "2021; block-diagonal attention, per-sequence positions and NSP: see "
                      "bert_tf/data/records/sequence_packing.py). 1: one sequence per record, google-research's format.")
-flags.DEFINE_string("beam_pipeline_options", None,
-                    "Apache Beam options as name=value,... (the format of `tfds build`), e.g. "
-                    "runner=DirectRunner,direct_num_workers=2,direct_running_mode=multi_processing or "
-                    "runner=DaskRunner,dask_client_address=tcp://HOST:8786 (a Dask cluster) or "
-                    "runner=DataflowRunner,project=P,region=R,temp_location=gs://B/tmp,setup_file=./setup.py. "
-                    "Default: DirectRunner, one worker. Beam's own logs are hidden unless these options "
-                    "name default_sdk_harness_log_level (e.g. =INFO).")
+cli.define_beam_pipeline_options()
 FLAGS = flags.FLAGS
 
 

@@ -35,12 +35,7 @@ flags.DEFINE_enum("undecodable_lines", "skip", readers.UNDECODABLE_POLICIES,
 flags.DEFINE_string("output", None, "Output folder for the shards; must be new or empty.")
 flags.DEFINE_enum("output_format", "parquet", FORMATS, "Shard format.")
 flags.DEFINE_integer("num_shards", 1, "Shards the results are spread over.", lower_bound=1)
-flags.DEFINE_string("beam_pipeline_options", None,
-                    "Apache Beam options as name=value,... (the format of `tfds build`), e.g. "
-                    "runner=DirectRunner,direct_num_workers=2,direct_running_mode=multi_processing or "
-                    "runner=DaskRunner,dask_client_address=tcp://HOST:8786 (a Dask cluster). "
-                    "Default: DirectRunner, one worker. Beam's own logs are hidden unless these options "
-                    "name default_sdk_harness_log_level (e.g. =INFO).")
+cli.define_beam_pipeline_options()
 flags.mark_flags_as_required(["model", "input_file", "output"])
 FLAGS = flags.FLAGS
 

@@ -41,7 +41,7 @@ def predict_corpus(input_patterns, output_dir, settings, output_format="parquet"
       output_format: "parquet" or "jsonl".
       num_shards: shards the results are spread over (by line, a stable hash).
       reader: a `readers.LineReader` (columns, undecodable lines); default: text column "text".
-      beam_pipeline_options: Beam options as `name=value,...` (`beam_options.pipeline_options`).
+      beam_pipeline_options: Beam options as `name=value,...` (`beam_runner.pipeline_options`).
 
     Returns:
       A dict of `COUNTERS`, `seconds`, `lines_per_second` and `output_files`.
@@ -55,7 +55,7 @@ def predict_corpus(input_patterns, output_dir, settings, output_format="parquet"
         above the positions the folder records, or an unreadable folder.
     """
     from bert_tf.corpus_inference import pipeline as pipeline_lib  # pylint: disable=import-outside-toplevel
-    from bert_tf.data.records import beam_options  # pylint: disable=import-outside-toplevel  (Beam is an extra.)
+    from bert_tf.data import beam_runner  # pylint: disable=import-outside-toplevel  (Beam is an extra.)
 
     if output_format not in writers.FORMATS:
         raise UserError(f"--output_format={output_format}: choose one of {list(writers.FORMATS)}.")
@@ -63,19 +63,19 @@ def predict_corpus(input_patterns, output_dir, settings, output_format="parquet"
     names = document_reader.expand_input_patterns(input_patterns)
     predictor.check_settings(settings)  # a wrong head or length, as one line, before any work
     reader = reader or readers.LineReader()
-    beam = beam_options.import_beam()
-    pipeline = beam.Pipeline(options=beam_options.pipeline_options(beam_pipeline_options))
+    beam = beam_runner.import_beam()
+    pipeline = beam.Pipeline(options=beam_runner.pipeline_options(beam_pipeline_options))
     made_folder = not file_io.exists(output_dir)
     file_io.makedirs(output_dir)
-    output_dir, model = beam_options.for_workers([output_dir, settings.model])
+    output_dir, model = beam_runner.for_workers([output_dir, settings.model])
     counts_path = f"{output_dir}/.counts.json.tmp-{uuid.uuid4().hex[:8]}"
-    pipeline_lib.build(pipeline, beam_options.for_workers(names), names,
+    pipeline_lib.build(pipeline, beam_runner.for_workers(names), names,
                        dataclasses.replace(settings, model=model), reader, output_dir,
                        num_shards, output_format, counts_path)
     logging.info("predicting on the lines of %d file(s) into %s", len(names), output_dir)
     start = time.monotonic()
     try:
-        beam_options.run(pipeline)
+        beam_runner.run(pipeline)
         counts = writers.read_counts(counts_path)
         if counts is None:
             raise UserError("the Beam runner finished without running the pipeline's last step; "

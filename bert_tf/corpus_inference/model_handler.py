@@ -38,7 +38,7 @@ class TaskModelHandler(base.ModelHandler):
         Raises:
           InputError: the model cannot be built (damaged checkpoint, `max_seq_length` above
             its positions, no vocab), with that error's one line: the worker error that
-            `beam_options.run` hands back as one line on every runner.
+            `beam_runner.run` hands back as one line on every runner.
         """
         try:
             return predictor.Predictor(self._settings)

@@ -7,9 +7,9 @@
 
 The reshuffle spreads one big file's lines over every worker (reading is cheap, inference is
 not) on the runners that reshuffle; the DaskRunner does not (a no-op there), so on Dask the
-files bound the parallelism: one bag partition per file (`beam_options.dask_partitions`). Counts travel as data as well as Beam metrics (namespace `bert_tf.predict`), because
+files bound the parallelism: one bag partition per file (`beam_runner.dask_partitions`). Counts travel as data as well as Beam metrics (namespace `bert_tf.predict`), because
 the DaskRunner has no metrics; and every step leads into the last one, the only one the
-DaskRunner computes (`beam_options`).
+DaskRunner computes (`beam_runner`).
 """
 
 import collections
@@ -17,9 +17,9 @@ import zlib
 
 from bert_tf import errors
 from bert_tf.corpus_inference import model_handler, readers, writers
-from bert_tf.data.records import beam_options
+from bert_tf.data import beam_runner
 
-beam = beam_options.import_beam()
+beam = beam_runner.import_beam()
 RunInference = errors.require_extra("apache_beam.ml.inference", extra="beam").RunInference
 
 
@@ -79,7 +79,7 @@ def build(pipeline, files, names, settings, reader, output_dir, num_shards, outp
 
     Args:
       pipeline: a `beam.Pipeline`.
-      files: the input files, as every worker reaches them (`beam_options.for_workers`).
+      files: the input files, as every worker reaches them (`beam_runner.for_workers`).
       names: how each file is named in ids (as the user's glob gave it).
       settings: a `predictor.PredictSettings` (its `model` as every worker reaches it).
       reader: a `readers.LineReader`.
@@ -88,7 +88,7 @@ def build(pipeline, files, names, settings, reader, output_dir, num_shards, outp
       output_format: one of `writers.FORMATS`.
       counts_path: where the last step writes the summed counts.
     """
-    beam_options.dask_partitions(pipeline.options, len(files))
+    beam_runner.dask_partitions(pipeline.options, len(files))
     elements = (pipeline
                 | "Files" >> beam.Create(list(enumerate(zip(files, names))))
                 | "ReadLines" >> beam.ParDo(_ReadLines(reader)))

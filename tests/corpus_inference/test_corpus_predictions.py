@@ -8,8 +8,8 @@ import pytest
 from bert_tf.corpus_inference.corpus_predictions import predict_corpus
 from bert_tf.corpus_inference.predictor import PredictSettings
 from bert_tf.corpus_inference.readers import LineReader
+from bert_tf.data import beam_runner
 from bert_tf.data.document_reader import InputError
-from bert_tf.data.records import beam_options
 from bert_tf.file_io import OutputExistsError
 from bert_tf.keras_tasks import SentenceEncoder, TaskInputError, TextClassifier, TokenClassifier
 from tests.tools.conftest import damaged_model_dir  # noqa: F401  (a fixture)
@@ -74,7 +74,7 @@ def test_a_wrong_head_or_length_is_refused_before_any_model_or_pipeline(request,
                                                               folder, settings, message):
     folder = request.getfixturevalue(folder)
     builds = _count_builds(monkeypatch)
-    monkeypatch.setattr(beam_options, "pipeline_options", _no_pipeline)
+    monkeypatch.setattr(beam_runner, "pipeline_options", _no_pipeline)
     (tmp_path / "a.txt").write_text("Fine.\n")
     with pytest.raises(TaskInputError) as error:
         predict_corpus(f"{tmp_path}/a.txt", str(tmp_path / "out"),

@@ -24,8 +24,7 @@ import dataclasses
 import json
 import os
 
-from bert_tf.data import document_reader
-from bert_tf.data.records import beam_options
+from bert_tf.data import beam_runner, document_reader
 from bert_tf.data.records import pretraining_records
 from bert_tf.data.records import record_options
 from bert_tf.data.records import sequence_packing
@@ -33,7 +32,7 @@ from bert_tf.data.records import sorted_runs
 from bert_tf.data.records import tfrecord_writer
 from bert_tf.tokenization import vocab as vocab_lib
 
-beam = beam_options.import_beam()
+beam = beam_runner.import_beam()
 
 COUNTERS = ("documents", "empty_documents", "sentences", "instances")
 # Counted on both sides of the grouping steps, so that a runner that drops data is caught.
@@ -142,8 +141,8 @@ def _work_units(pipeline):
     corpus, one bucket, then still has its records made by every worker); other distributed
     runners one per bucket (their corpora have many buckets).
     """
-    if beam_options.is_dask(pipeline.options):
-        return beam_options.dask_partitions(pipeline.options, 1) or 1
+    if beam_runner.is_dask(pipeline.options):
+        return beam_runner.dask_partitions(pipeline.options, 1) or 1
     options = pipeline.options.get_all_options()
     workers = options.get("direct_num_workers", 1) or os.cpu_count()  # Beam: 0 workers = one per core.
     if workers <= 1 or options.get("runner") not in (None, "DirectRunner"):
@@ -207,10 +206,10 @@ def build(pipeline, input_files, paths, options, runs_dir):
     that every worker sees at that path (a shared file system), or be URLs (`gs://`).
     """
     # Workers run in other folders (Dask's) or on other machines: they get absolute paths.
-    input_files, paths = beam_options.for_workers(input_files), beam_options.for_workers(paths)
-    runs_dir = beam_options.for_workers([runs_dir])[0]
-    options = dataclasses.replace(options, vocab_file=beam_options.for_workers([options.vocab_file])[0])
-    beam_options.dask_partitions(pipeline.options, len(input_files))
+    input_files, paths = beam_runner.for_workers(input_files), beam_runner.for_workers(paths)
+    runs_dir = beam_runner.for_workers([runs_dir])[0]
+    options = dataclasses.replace(options, vocab_file=beam_runner.for_workers([options.vocab_file])[0])
+    beam_runner.dask_partitions(pipeline.options, len(input_files))
     documents = (
         pipeline
         | "Files" >> beam.Create(input_files)

@@ -17,11 +17,10 @@ import uuid
 
 import tensorflow as tf
 
-from bert_tf.data import document_reader
-from bert_tf.data.records import beam_options
+from bert_tf.data import beam_runner, document_reader
 from bert_tf.tokenization import vocab_learner
 
-beam = beam_options.import_beam()
+beam = beam_runner.import_beam()
 
 
 def _write_lines(lines, path):
@@ -57,10 +56,10 @@ def count_words(input_patterns, counts_file, lower_case=True, beam_pipeline_opti
     Raises:
       document_reader.InputError: a pattern matches no file.
     """
-    files = beam_options.for_workers(document_reader.expand_input_patterns(input_patterns))
-    counts_file = beam_options.for_workers([counts_file])[0]
-    pipeline = beam.Pipeline(options=beam_options.pipeline_options(beam_pipeline_options))
-    beam_options.dask_partitions(pipeline.options, len(files))
+    files = beam_runner.for_workers(document_reader.expand_input_patterns(input_patterns))
+    counts_file = beam_runner.for_workers([counts_file])[0]
+    pipeline = beam.Pipeline(options=beam_runner.pipeline_options(beam_pipeline_options))
+    beam_runner.dask_partitions(pipeline.options, len(files))
     _ = (pipeline
          | "Files" >> beam.Create(files)
          | "Lines" >> beam.io.ReadAllFromText(coder=beam.coders.BytesCoder())
@@ -70,7 +69,7 @@ def count_words(input_patterns, counts_file, lower_case=True, beam_pipeline_opti
          | "Format" >> beam.MapTuple(lambda word, count: f"{word}\t{count}")
          | "AllLines" >> beam.combiners.ToList()
          | "Write" >> beam.Map(_write_lines, counts_file))
-    beam_options.run(pipeline)
+    beam_runner.run(pipeline)
 
 
 def read_counts(counts_file):

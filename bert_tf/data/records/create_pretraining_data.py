@@ -70,7 +70,7 @@ def create_pretraining_data(input_patterns, output_file, options, num_output_sha
       num_output_shards: with a single `output_file`, write this many shards
         named `<output_file>-0000i-of-0000n`.
       beam_pipeline_options: Beam options as `name=value,...` (see
-        `beam_options.pipeline_options`); default: DirectRunner, one worker.
+        `beam_runner.pipeline_options`); default: DirectRunner, one worker.
 
     Returns:
       A dict with `documents, sentences, instances, empty_documents` (documents
@@ -90,17 +90,17 @@ def create_pretraining_data(input_patterns, output_file, options, num_output_sha
     paths = output_paths(output_file, num_output_shards)
     tfrecord_writer.check_new_and_writable(paths)
     _check_two_documents(input_files, options.max_document_sentences)
-    from bert_tf.data.records import beam_options  # pylint: disable=import-outside-toplevel
+    from bert_tf.data import beam_runner  # pylint: disable=import-outside-toplevel
     from bert_tf.data.records import beam_pipeline  # pylint: disable=import-outside-toplevel  (Beam is an extra.)
 
-    beam = beam_options.import_beam()
+    beam = beam_runner.import_beam()
     logging.info("reading %d input file(s) into %d shard(s)", len(input_files), len(paths))
     start = time.monotonic()
-    pipeline = beam.Pipeline(options=beam_options.pipeline_options(beam_pipeline_options))
+    pipeline = beam.Pipeline(options=beam_runner.pipeline_options(beam_pipeline_options))
     runs_dir = f"{paths[0]}.runs-{uuid.uuid4().hex[:8]}"
     beam_pipeline.build(pipeline, input_files, paths, options, runs_dir)
     try:
-        beam_options.run(pipeline)
+        beam_runner.run(pipeline)
         stats = beam_pipeline.counters(runs_dir)
     except DataLossError as error:
         tfrecord_writer.remove(paths)  # They did not exist before the run (checked above).

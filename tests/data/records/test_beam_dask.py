@@ -17,8 +17,7 @@ import pytest
 
 from tests.data.conftest import HELDOUT, VOCAB
 from bert_tf import errors
-from bert_tf.data import document_reader
-from bert_tf.data.records import beam_options
+from bert_tf.data import beam_runner, document_reader
 from bert_tf.data.records import beam_pipeline
 from bert_tf.data.records import beam_vocab
 from bert_tf.data.records import create_pretraining_data as cpd
@@ -141,12 +140,12 @@ def test_dask_address_nothing_listens_on_is_one_line(tmp_path):
 def test_without_distributed_the_error_names_the_extra(monkeypatch):
     monkeypatch.setitem(sys.modules, "distributed", None)  # `import distributed` now fails.
     with pytest.raises(errors.MissingExtraError, match=r"pip install 'bert_tf\[beam\]'"):
-        beam_options.pipeline_options("runner=DaskRunner,dask_client_address=tcp://127.0.0.1:8786")
+        beam_runner.pipeline_options("runner=DaskRunner,dask_client_address=tcp://127.0.0.1:8786")
 
 
 def test_dask_partitions_default_to_one_per_input_file():
-    options = beam_options.pipeline_options("runner=DaskRunner")
-    assert beam_options.dask_partitions(options, 3) == 3
-    assert beam_options.dask_partitions(beam_options.pipeline_options("runner=DaskRunner"), 10_000) == 256
-    assert beam_options.dask_partitions(beam_options.pipeline_options("runner=DaskRunner,dask_npartitions=7"), 3) == 7
-    assert beam_options.dask_partitions(beam_options.pipeline_options(None), 3) is None
+    options = beam_runner.pipeline_options("runner=DaskRunner")
+    assert beam_runner.dask_partitions(options, 3) == 3
+    assert beam_runner.dask_partitions(beam_runner.pipeline_options("runner=DaskRunner"), 10_000) == 256
+    assert beam_runner.dask_partitions(beam_runner.pipeline_options("runner=DaskRunner,dask_npartitions=7"), 3) == 7
+    assert beam_runner.dask_partitions(beam_runner.pipeline_options(None), 3) is None

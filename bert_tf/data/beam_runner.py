@@ -1,5 +1,7 @@
-"""Apache Beam for the data tools: the optional import, pipeline options, running.
+"""Apache Beam for every bert_tf pipeline: the optional import, pipeline options, running.
 
+The data tools (pretraining records, vocabularies) and corpus inference build their pipelines
+on these helpers; the tools' `--beam_pipeline_options` flag is `cli.define_beam_pipeline_options`.
 Beam is an extra (`pip install 'bert_tf[beam]'`), imported only by the modules
 that build pipelines, through `import_beam`, so the rest of bert_tf works
 without it. Pipeline options use the flag format of `tfds build
