@@ -13,6 +13,9 @@ _VERSION = re.search(
 # Beam's DaskRunner (apache-beam 2.78's [dask] extra asks dask/distributed >= 2024.4.2; tested
 # with 2026.8.0). Below 2027: the runner drives dask.bag and distributed internals.
 _DASK = ["dask>=2024.4.2,<2027", "distributed>=2024.4.2,<2027"]
+# The ONNX export writes with onnx and quantizes with onnxruntime; strings-in models run the
+# tokenizer op of onnxruntime-extensions.
+_ONNX = ["onnx>=1.16", "onnxruntime>=1.20", "onnxruntime-extensions>=0.13"]
 
 setuptools.setup(
     name="bert_tf",
@@ -37,7 +40,7 @@ setuptools.setup(
         # `make test` on two workers (the suite is mostly one-core subprocess start-ups); ruff is
         # the linter `make check` and `make test` run first (pyproject.toml configures it).
         "test": ["pytest", "pytest-xdist", "ruff", "safetensors", "apache-beam",
-                 "tensorflow-datasets", *_DASK],
+                 "tensorflow-datasets", *_DASK, *_ONNX],
         "hf": ["safetensors"],
         # GLUE/SQuAD read from a prepared TFDS directory; the demo and the TSV/JSON paths do not
         # need it, and it pulls pyarrow, array_record and more into every install.
@@ -48,6 +51,8 @@ setuptools.setup(
         "beam": ["apache-beam", *_DASK],
         # Peers that benchmarks/benchmark.py (beside the package, not shipped) runs in the same
         # process, where installed.
-        "bench": ["tokenizers", "keras-hub"],
+        "bench": ["tokenizers", "keras-hub", "openvino"],
+        # The ONNX export (bert_tf/export/onnx_export.py, tools/export_onnx.py).
+        "onnx": _ONNX,
     },
 )
