@@ -159,3 +159,32 @@ def test_measured_figures_are_not_copied():
               if DEMO_FIGURE in _read(relative) and relative not in DEMO_FIGURE_HOMES]
     assert not copies, (f"the demo's {DEMO_FIGURE} is copied into {copies}: link to "
                         "benchmarks/README.md instead")
+
+
+# History is named by date, version or commit: a round of work ("stop" and its number) means
+# nothing to a reader of the repository.
+_WORK_ROUND = re.compile(r"\bstops? ?-?\d+", re.IGNORECASE)
+_SCANNED = ("bert_tf", "tools", "benchmarks", "dev", "docs", "tests", "official_configs")
+
+
+def test_no_file_names_history_by_work_round():
+    paths = [os.path.join(ROOT, name) for name in os.listdir(ROOT)
+             if os.path.isfile(os.path.join(ROOT, name))]
+    for folder in _SCANNED:
+        for parent, _, names in os.walk(os.path.join(ROOT, folder)):
+            paths += [os.path.join(parent, name) for name in names]
+    offenders = []
+    for path in paths:
+        relative = os.path.relpath(path, ROOT)
+        if "__pycache__" in relative or relative.endswith((".pyc", ".png")):
+            continue
+        if _WORK_ROUND.search(os.path.basename(path).replace("_", " ")):
+            offenders.append(f"{relative}: the file name")
+        try:
+            with open(path, encoding="utf-8") as f:
+                text = f.read()
+        except (UnicodeDecodeError, OSError):
+            continue
+        offenders += [f"{relative}:{text.count(chr(10), 0, match.start()) + 1}: {match.group()}"
+                      for match in _WORK_ROUND.finditer(text)]
+    assert not offenders, "name a date, version or commit instead:\n" + "\n".join(offenders)
