@@ -2,7 +2,7 @@
 
 Shortened for CI (an 800-tweet training subset, 40 WordPieces, two epochs of batch 8); the
 full run (all 1,915 training tweets, 80/20 seed-0 split) is
-official_configs/wnut16_minilm.flags, with its F1 in WORKSPACE.md.
+official_configs/wnut16_minilm.flags, with its F1 in benchmarks/README.md.
 """
 
 import os
