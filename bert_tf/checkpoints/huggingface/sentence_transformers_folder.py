@@ -86,7 +86,7 @@ def _pretrained_of(model):
 
 
 def write_sentence_transformers_folder(model, folder, *, pooling=None, normalize=None,
-                                       max_seq_length=None):
+                                       max_seq_length=None, exist_ok=False):
     """Writes `model` as a sentence-transformers folder that `SentenceTransformer(folder)`
     loads with the embeddings bert_tf computes (module docstring).
 
@@ -95,13 +95,15 @@ def write_sentence_transformers_folder(model, folder, *, pooling=None, normalize
         `preprocessor.seq_length` are written), another Keras model holding a `BertEncoder`
         and a `BertPreprocessor`, or a `Pretrained` (`registry.load_pretrained(folder)` of
         any checkpoint folder; a sentence-transformers folder keeps its own modules).
-      folder: the destination; must not exist or be empty.
+      folder: the destination; must not exist or be empty, unless `exist_ok`.
       pooling: "mean", "cls_token" or "max" (sentence-transformers' "mean", "cls", "max");
         None: the model's, else "mean".
       normalize: whether a `Normalize` module follows the pooling; None: the model's, else
         True.
       max_seq_length: the tokens sentence-transformers truncates to; None: the model's
         (a `SentenceEncoder`'s preprocessor, the folder's record), else 128.
+      exist_ok: write into a folder that holds other files (a training run's `output_dir`,
+        beside its checkpoints); files of the same names are replaced.
 
     Returns:
       `folder`.
@@ -111,10 +113,12 @@ def write_sentence_transformers_folder(model, folder, *, pooling=None, normalize
         not compute), or a checkpoint bert_tf cannot read.
       UserError: a model without a vocab or casing (a bare `BertEncoder`: pass a
         `SentenceEncoder`).
-      OutputExistsError: `folder` exists and is not empty (nothing is written).
+      OutputExistsError: `folder` exists and is not empty, without `exist_ok` (nothing is
+        written).
     """
     folder = os.fspath(folder)
-    refuse_existing(folder, "output directory")
+    if not exist_ok:
+        refuse_existing(folder, "output directory")
     pretrained, own_pooling, own_normalize = _pretrained_of(model)
     if pretrained.vocab is None or pretrained.lower_case is None:
         raise UserError("A sentence-transformers folder needs the model's vocab and casing: "
