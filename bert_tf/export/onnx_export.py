@@ -29,11 +29,40 @@ from bert_tf.export import onnx_graph, onnx_text
 from bert_tf.export.onnx_graph import DEFAULT_OPSET, ONNX_HEADS, EncoderWeights, HeadSpec
 from bert_tf.export.serving_module import ExportError
 from bert_tf.models import BertClassifier, BertEncoder, BertSpanLabeler, BertTokenClassifier
+from bert_tf.options import option
 
 MODEL_FILE = "model.onnx"
 METADATA_FILE = "export_metadata.json"
 HEAD_CHOICES = ("auto",) + ONNX_HEADS
 QUANTIZATIONS = ("none", "int8")
+
+
+@dataclasses.dataclass
+class OnnxExportOptions:
+    """What tools/export_onnx.py exports, and how (the arguments of `export_onnx`)."""
+
+    model: str = option(
+        None, "Any checkpoint folder bert_tf reads: a model directory, a Hugging Face or "
+        "sentence-transformers folder, a google-research checkpoint...", required=True)
+    output_dir: str = option(None, "The folder to write model.onnx and export_metadata.json "
+                             "to (refused if it holds a model.onnx).", required=True)
+    head: str = option(
+        "auto", "What the model computes: auto (what the folder holds; a sentence-transformers "
+        "folder: sentence_encoder), or one of " + ", ".join(ONNX_HEADS) + ".",
+        choices=HEAD_CHOICES)
+    text_input: bool = option(
+        False, "Take strings (text [batch]) and tokenize inside the graph with "
+        "onnxruntime-extensions' BertTokenizer op, instead of the three id inputs.")
+    quantize: str = option("none", "none (float32) or int8 (ONNX Runtime's dynamic "
+                           "quantization: int8 weights, about 4x smaller).",
+                           choices=QUANTIZATIONS)
+    opset: int = option(DEFAULT_OPSET, f"The ai.onnx opset to write ({onnx_graph.MIN_OPSET} "
+                        "or newer).")
+    ids_dtype: str = option("int32", "The dtype of the id inputs: int32 (TF Hub's) or int64 "
+                            "(what Hugging Face tokenizers give).", choices=onnx_graph.IDS_DTYPES)
+    seq_length: int = option(
+        None, "--text_input: the longest packed sequence (default: the folder's "
+        "max_seq_length, else 128).", lower_bound=3)
 
 
 @dataclasses.dataclass
@@ -212,8 +241,10 @@ def _quantize_int8(model):
     with tempfile.TemporaryDirectory(prefix="bert_tf_onnx_") as folder:
         source, target = os.path.join(folder, "float.onnx"), os.path.join(folder, "int8.onnx")
         onnx.save(model, source)
-        quantization.quantize_dynamic(source, target,
-                                      weight_type=quantization.QuantType.QInt8)
+        # DefaultTensorType: shape inference knows no type past the tokenizer op.
+        quantization.quantize_dynamic(
+            source, target, weight_type=quantization.QuantType.QInt8,
+            extra_options={"DefaultTensorType": onnx.TensorProto.FLOAT})
         return onnx.load(target)
 
 
