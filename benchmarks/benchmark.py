@@ -45,8 +45,12 @@ from absl import app, flags  # noqa: E402
 
 from benchmarks import CORPUS_DIR, pretrain_quality  # noqa: E402
 from benchmarks.corpus_inference import benchmark_corpus  # noqa: E402
-from benchmarks.data import (benchmark_create_pretraining_data, benchmark_dynamic_pretraining,  # noqa: E402
-                             benchmark_real_tokens, shipped_and_news_corpora)
+from benchmarks.data import (  # noqa: E402
+    benchmark_create_pretraining_data,
+    benchmark_dynamic_pretraining,
+    benchmark_real_tokens,
+    shipped_and_news_corpora,
+)
 from benchmarks.encoder_inference import benchmark_encoder_inference  # noqa: E402
 from benchmarks.export import benchmark_export  # noqa: E402
 from benchmarks.finetune import benchmark_finetune  # noqa: E402
@@ -62,9 +66,9 @@ from benchmarks.serving_systems import SYSTEMS  # noqa: E402
 from benchmarks.step_profile import profile_step_ops  # noqa: E402
 from benchmarks.timing import interleaved_median_seconds  # noqa: E402
 from benchmarks.tokenize_speed import benchmark_tokenize  # noqa: E402
+from bert_tf.checkpoints.model_dir import vocab_path  # noqa: E402
 from bert_tf.configs import BertConfig  # noqa: E402
 from bert_tf.data.pipelines.pretraining_dataset import pretraining_dataset  # noqa: E402
-from bert_tf.model_dir import vocab_path  # noqa: E402
 from bert_tf.dtype_policy import measured_matmul_flops  # noqa: E402
 from bert_tf.tokenization.bert_preprocessor import BertPreprocessor  # noqa: E402
 

@@ -17,11 +17,11 @@ import tensorflow as tf
 
 from benchmarks.keras_hub_peer import StepsTimer, keras_hub_backbone
 from benchmarks.timing import interleaved_median_seconds
+from bert_tf.checkpoints.model_dir import read_config, restore_model_dir, vocab_path
 from bert_tf.dtype_policy import policy_scope
-from bert_tf.model_dir import read_config, restore_model_dir, vocab_path
-from bert_tf.models import BertEncoder
 from bert_tf.finetuning.adapters import classifier_adapter
 from bert_tf.finetuning.sentence_task import SentenceExamples, SentenceTask
+from bert_tf.models import BertEncoder
 from bert_tf.tokenization.bert_preprocessor import BertPreprocessor
 from bert_tf.training.distribution import get_strategy
 from bert_tf.training.optimization import create_optimizer

@@ -24,14 +24,13 @@ import keras
 import numpy as np
 import tensorflow as tf
 
-from benchmarks.finetune import (
-    KERAS_HUB_PEER, LEARNING_RATE, timed_beside_keras_hub)
+from benchmarks.finetune import KERAS_HUB_PEER, LEARNING_RATE, timed_beside_keras_hub
 from benchmarks.keras_hub_peer import StepsTimer
 from benchmarks.timing import interleaved_median_seconds
 from bert_tf.checkpoints import export_huggingface_checkpoint
+from bert_tf.checkpoints.model_dir import read_config, restore_model_dir, vocab_path
 from bert_tf.dtype_policy import policy_scope
 from bert_tf.keras_tasks import TextClassifier
-from bert_tf.model_dir import read_config, restore_model_dir, vocab_path
 from bert_tf.models import BertEncoder
 from bert_tf.tokenization.bert_preprocessor import BertPreprocessor
 

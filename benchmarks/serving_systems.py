@@ -98,7 +98,7 @@ def _bert_tf_tflite(model_dir, seq_length, work_dir, threads, quantization):
 def _bert_tf_padded(model_dir, seq_length, work_dir):
     import tensorflow as tf
 
-    from bert_tf.model_dir import vocab_path
+    from bert_tf.checkpoints.model_dir import vocab_path
     from bert_tf.models.bert_encoder import BertEncoder
     from bert_tf.tokenization.bert_preprocessor import BertPreprocessor
 
@@ -116,7 +116,7 @@ def _keras_hub(model_dir, seq_length, work_dir):
     import tensorflow as tf
 
     from benchmarks.keras_hub_peer import keras_hub_backbone
-    from bert_tf.model_dir import read_config, vocab_path
+    from bert_tf.checkpoints.model_dir import read_config, vocab_path
 
     backbone = keras_hub_backbone(read_config(model_dir))
     preprocessor = keras_hub.models.BertTextClassifierPreprocessor(

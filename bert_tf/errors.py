@@ -22,6 +22,14 @@ class CheckpointError(UserError, ValueError):
     """A checkpoint or model directory that cannot be read or converted (file, tensor named)."""
 
 
+def checkpoint_read_error(path, error):
+    """The `CheckpointError` for a checkpoint file TensorFlow failed to read (truncated, cut)."""
+    reason = str(error).strip().split("\n")[0] or type(error).__name__
+    return CheckpointError(
+        f"Checkpoint {path} is damaged or half-written ({reason}); write it again (rerun the "
+        "conversion or training that made it).")
+
+
 class StoppedBySignal(Exception):
     """A run stopped cleanly on SIGTERM/SIGINT; its message says what was saved.
 

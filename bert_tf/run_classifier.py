@@ -13,14 +13,13 @@ checkpoint in --output_dir; the best dev epoch is kept in output_dir/model/.
 
 import os
 
-from bert_tf import finetuning_cli  # first: it quiets TensorFlow before TensorFlow loads
-
 from absl import flags  # noqa: E402
 
-from bert_tf.model_dir import read_model_info  # noqa: E402
-from bert_tf.options import OptionError  # noqa: E402
+from bert_tf import finetuning_cli  # first: it quiets TensorFlow before TensorFlow loads
+from bert_tf.checkpoints.model_dir import read_model_info  # noqa: E402
 from bert_tf.finetuning import glue, sentence_task  # noqa: E402
 from bert_tf.finetuning.adapters import classifier_adapter  # noqa: E402
+from bert_tf.options import OptionError  # noqa: E402
 from bert_tf.tokenization.bert_preprocessor import BertPreprocessor  # noqa: E402
 
 finetuning_cli.define_flags()

@@ -12,14 +12,13 @@ A rerun resumes from the newest checkpoint in --output_dir.
 
 import os
 
-from bert_tf import finetuning_cli  # first: it quiets TensorFlow before TensorFlow loads
-
 from absl import flags  # noqa: E402
 
-from bert_tf.model_dir import read_model_info  # noqa: E402
-from bert_tf.options import OptionError  # noqa: E402
+from bert_tf import finetuning_cli  # first: it quiets TensorFlow before TensorFlow loads
+from bert_tf.checkpoints.model_dir import read_model_info  # noqa: E402
 from bert_tf.finetuning import conll  # noqa: E402
 from bert_tf.finetuning.adapters import tagger_adapter  # noqa: E402
+from bert_tf.options import OptionError  # noqa: E402
 from bert_tf.tokenization.bert_tokenizer import BertTokenizer  # noqa: E402
 
 finetuning_cli.define_flags()

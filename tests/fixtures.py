@@ -61,9 +61,15 @@ def write_tiny_model_dir(model_dir, head="encoder", vocab_file=CASED_VOCAB, lowe
       info: model_info.json fields that replace the defaults written here.
       **changes: `BertConfig` fields that differ from `TINY_CONFIG`.
     """
-    from bert_tf.model_dir import write_model_dir
-    from bert_tf.models import (BertClassifier, BertEncoder, BertMultipleChoice, BertPretrainer,
-                                BertSpanLabeler, BertTokenClassifier)
+    from bert_tf.checkpoints.model_dir import write_model_dir
+    from bert_tf.models import (
+        BertClassifier,
+        BertEncoder,
+        BertMultipleChoice,
+        BertPretrainer,
+        BertSpanLabeler,
+        BertTokenClassifier,
+    )
 
     config = tiny_config_for(vocab_file, **changes)
     encoder = BertEncoder(config)

@@ -18,10 +18,10 @@ PACKAGE = os.path.join(os.path.dirname(__file__), "..", "bert_tf")
 # Bottom to top. Same level: siblings that never import each other.
 LEVELS = {
     "errors": 0, "options": 1, "dtype_policy": 1, "file_io": 1,
-    "configs": 2, "tokenization": 2, "layers": 3, "model_dir": 3, "models": 4,
+    "configs": 2, "tokenization": 2, "layers": 3, "models": 4,
     "metrics": 5, "losses": 5, "checkpoints": 6, "data": 6,
     "training": 7, "inference": 7, "export": 7, "finetuning": 8,
-    "reporting": 9, "keras_tasks": 9, "evaluation": 9, "corpus_inference": 10,
+    "reporting": 9, "keras_tasks": 9, "corpus_inference": 10,
     "cli": 11, "finetuning_cli": 12, "run_": 13,  # entry points: run_*.py
 }
 # Upward imports allowed by name, each with its reason; each must stay inside a function

@@ -12,11 +12,10 @@ appears only when complete.
 import os
 import tempfile
 
-from bert_tf import cli  # first: quiets TensorFlow's C++ start-up lines
-
 from absl import flags  # noqa: E402
 
-from bert_tf import model_dir as model_dir_lib  # noqa: E402
+from bert_tf import cli  # first: quiets TensorFlow's C++ start-up lines
+from bert_tf.checkpoints import model_dir as model_dir_lib  # noqa: E402
 from bert_tf.errors import UserError  # noqa: E402
 from bert_tf.file_io import refuse_existing  # noqa: E402
 from bert_tf.finetuning.feature_extraction import extract_features, read_input_lines  # noqa: E402

@@ -1,12 +1,17 @@
 """Checkpoint formats: one registry (`registry.FORMATS`), one result (`Pretrained`), one
-converter; the model directory's low-level module is `bert_tf.model_dir`."""
+converter; the bert_tf model directory is the `model_dir` format."""
 
 from bert_tf.checkpoints.convert import convert_checkpoint
 from bert_tf.checkpoints.format import FolderDescription, Format
 from bert_tf.checkpoints.huggingface import export_huggingface_checkpoint
 from bert_tf.checkpoints.pretrained import Pretrained
-from bert_tf.checkpoints.registry import (FORMATS, describe_folder, detect_format, find_format,
-                                          load_pretrained)
+from bert_tf.checkpoints.registry import (
+    FORMATS,
+    describe_folder,
+    detect_format,
+    find_format,
+    load_pretrained,
+)
 
 
 def convert_huggingface_checkpoint(hf_dir, model_dir, do_lower_case=None):

@@ -10,13 +10,13 @@ Example:
 ...                    "huggingface", "/tmp/bert_tiny_hf")  # doctest: +SKIP
 """
 
-from bert_tf.checkpoints import model_dir_format, registry
+from bert_tf.checkpoints import model_dir, registry
 from bert_tf.errors import CheckpointError
 from bert_tf.file_io import refuse_existing
 
 # What the converter writes unless told otherwise; the one target that records the casing
 # (`--do_lower_case`, in `model_info.json`).
-DEFAULT_TARGET = model_dir_format.NAME
+DEFAULT_TARGET = model_dir.NAME
 
 
 def source_names():

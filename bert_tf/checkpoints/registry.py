@@ -19,13 +19,20 @@ bert-sst2/: Hugging Face folder, safetensors (model.safetensors)
 
 import os
 
-from bert_tf.checkpoints import (google_research, huggingface, keras_file, keras_hub,
-                                 model_dir_format, model_garden, tf_hub)
+from bert_tf.checkpoints import (
+    google_research,
+    huggingface,
+    keras_file,
+    keras_hub,
+    model_dir,
+    model_garden,
+    tf_hub,
+)
 from bert_tf.errors import CheckpointError
 
 # Every format, in the order `detect_format` tries them.
 FORMATS = (
-    model_dir_format.FORMAT,
+    model_dir.FORMAT,
     google_research.FORMAT,
     huggingface.FORMAT,
     keras_file.FORMAT,

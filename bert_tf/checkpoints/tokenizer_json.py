@@ -18,15 +18,52 @@ import dataclasses
 import os
 import tempfile
 
+from absl import logging
+
 from bert_tf.errors import CheckpointError
 from bert_tf.file_io import read_json_object
-from bert_tf.model_dir import choose_lower_case
 from bert_tf.tokenization import vocab as vocab_lib
 from bert_tf.tokenization.bert_preprocessor import VOCAB_ASSET, BertPreprocessor
 
 VOCAB_FILE = "vocab.txt"
 TOKENIZER_FILE = "tokenizer.json"
 TOKENIZER_CONFIG_FILE = "tokenizer_config.json"
+
+
+def choose_lower_case(vocab_file, saved=None, saved_where=None, do_lower_case=None,
+                      flag="do_lower_case"):
+    """Whether to lower-case: a recorded value, checked against the user's; else a vocab guess.
+
+    Every format's casing rule (model directories, Hugging Face, google-research, keras-hub,
+    TF Hub, Model Garden folders).
+
+    Args:
+      vocab_file: the model's `vocab.txt`.
+      saved: the recorded `do_lower_case` (model_info.json, tokenizer_config.json), or None.
+      saved_where: the file it was read from, for messages.
+      do_lower_case: the user's choice, or None to take the recorded one.
+      flag: the flag name to cite in messages.
+
+    Raises:
+      CheckpointError: `do_lower_case` contradicts the recorded value.
+      VocabError: no readable vocab where a guess is needed.
+    """
+    if saved is not None:
+        if do_lower_case is not None and do_lower_case != saved:
+            raise CheckpointError(
+                f"--{flag}={do_lower_case} contradicts {saved_where} (do_lower_case: "
+                f"{str(saved).lower()}): the model was trained {'uncased' if saved else 'cased'}."
+                f" Drop the flag or pass --{flag}={saved}.")
+        return saved
+    vocab = vocab_lib.load_vocab(vocab_file)
+    if do_lower_case is not None:
+        vocab_lib.check_case_matches_vocab(vocab, do_lower_case, vocab_file)
+        return do_lower_case
+    guess = not vocab_lib.vocab_is_cased(vocab)
+    logging.warning("No do_lower_case recorded%s; guessed do_lower_case=%s from the casing of "
+                    "%s. Pass --%s to choose.", f" in {saved_where}" if saved_where else "",
+                    guess, vocab_file, flag)
+    return guess
 
 
 @dataclasses.dataclass
@@ -47,7 +84,7 @@ class FolderVocab:
 
     def choose_lower_case(self, do_lower_case=None):
         """The casing to use: the recorded one (checked against `do_lower_case`), else the
-        caller's, else a guess from `vocab.txt` (see `model_dir.choose_lower_case`)."""
+        caller's, else a guess from `vocab.txt` (see `choose_lower_case`)."""
         if self.vocab_file is not None or self.lower_case is not None:
             return choose_lower_case(self.vocab_file, self.lower_case, self.where, do_lower_case)
         return bool(do_lower_case)  # unreachable: tokenizer.json always records its casing

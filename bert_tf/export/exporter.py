@@ -19,7 +19,7 @@ import uuid
 import tensorflow as tf
 from absl import logging
 
-from bert_tf import model_dir as model_dir_lib
+from bert_tf.checkpoints import model_dir as model_dir_lib
 from bert_tf.checkpoints.registry import load_pretrained
 from bert_tf.export import op_audit
 from bert_tf.export.batching import write_batching_parameters
@@ -29,7 +29,11 @@ from bert_tf.export.options import EXPORT_HEADS, HUB_INTERFACES
 from bert_tf.export.precision import resolve_dtype
 from bert_tf.export.restored_model import restore_model
 from bert_tf.export.serving_module import (
-    ClassifierServing, EncoderServing, ExportError, PretrainerServing)
+    ClassifierServing,
+    EncoderServing,
+    ExportError,
+    PretrainerServing,
+)
 from bert_tf.export.span_serving import SpanServing
 from bert_tf.export.token_serving import TokenClassifierServing
 from bert_tf.file_io import OutputExistsError

@@ -9,9 +9,9 @@ Example:
 
 import dataclasses
 
+from bert_tf.checkpoints.model_dir import HEADS
 from bert_tf.export.op_audit import DEFAULT_TF_SERVING_VERSION
 from bert_tf.export.serving_module import SERVING_PADDINGS
-from bert_tf.model_dir import HEADS
 from bert_tf.options import option
 
 # TF Hub-interface exports (hub_modules.py) beside the model heads.

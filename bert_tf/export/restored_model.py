@@ -1,6 +1,6 @@
 """Rebuilds the Keras model of a head from a model directory, with what serving needs around it.
 
-A model directory (`bert_tf.model_dir`) holds the encoder under `encoder` and a
+A model directory (`checkpoints.model_dir`) holds the encoder under `encoder` and a
 fine-tuned head under `head` (pretraining: `masked_lm`, `next_sentence`). Head sizes are read
 from the checkpoint's variable shapes; label names, casing and sequence length from
 `model_info.json`.
@@ -17,10 +17,10 @@ import os
 import tensorflow as tf
 from absl import logging
 
-from bert_tf import model_dir as model_dir_lib
+from bert_tf.checkpoints import model_dir as model_dir_lib
+from bert_tf.checkpoints.model_dir import HEADS
 from bert_tf.dtype_policy import policy_scope
-from bert_tf.errors import CheckpointError
-from bert_tf.model_dir import HEADS
+from bert_tf.errors import CheckpointError, checkpoint_read_error
 from bert_tf.models import (
     BertClassifier,
     BertEncoder,
@@ -70,7 +70,7 @@ def _checkpoint_objects(path):
     try:
         shapes = dict(tf.train.list_variables(path))
     except tf.errors.OpError as error:
-        raise model_dir_lib.checkpoint_read_error(path, error) from None
+        raise checkpoint_read_error(path, error) from None
     return {name.split("/")[0] for name in shapes if "/" in name}, shapes
 
 

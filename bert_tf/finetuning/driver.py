@@ -17,13 +17,18 @@ import keras
 import tensorflow as tf
 from absl import logging
 
+from bert_tf.checkpoints.model_dir import (
+    read_config,
+    read_model_info,
+    restore_model_dir,
+    write_model_dir,
+)
 from bert_tf.dtype_policy import policy_scope
 from bert_tf.errors import UserError
-from bert_tf.model_dir import read_config, read_model_info, restore_model_dir, write_model_dir
-from bert_tf.models.bert_encoder import BertEncoder
 from bert_tf.finetuning.eval_history import best_metric, load_history, save_history
 from bert_tf.finetuning.options import MODEL_SUBDIR, check_finetuning_options
 from bert_tf.layers.packing import training_attention_groups
+from bert_tf.models.bert_encoder import BertEncoder
 from bert_tf.training.checkpointing import disk_full_is_a_user_error, variables_bytes
 from bert_tf.training.distribution import get_strategy, is_chief, lost_worker_is_a_user_error
 from bert_tf.training.optimization import create_optimizer

@@ -11,10 +11,10 @@ import json
 import numpy as np
 import tensorflow as tf
 
-from bert_tf.model_dir import vocab_path
+from bert_tf.checkpoints.model_dir import vocab_path
+from bert_tf.finetuning.table_reader import DataError, read_text, split_lines
 from bert_tf.models.bert_encoder import BertEncoder
 from bert_tf.models.frozen_bert_features import FrozenBertFeatures
-from bert_tf.finetuning.table_reader import DataError, read_text, split_lines
 from bert_tf.tokenization.bert_preprocessor import BertPreprocessor
 from bert_tf.tokenization.vocab import load_vocab
 

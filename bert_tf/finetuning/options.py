@@ -11,10 +11,10 @@ import os
 
 import tensorflow as tf
 
+from bert_tf.checkpoints.model_dir import CONFIG_NAME, read_config, read_model_info, vocab_path
 from bert_tf.configs import BertConfig
 from bert_tf.dtype_policy import DTYPES
 from bert_tf.errors import UserError
-from bert_tf.model_dir import CONFIG_NAME, read_config, read_model_info, vocab_path
 from bert_tf.options import OptionError, check_options, option
 from bert_tf.tokenization.bert_preprocessor import PADDINGS
 from bert_tf.training.distribution import STRATEGIES

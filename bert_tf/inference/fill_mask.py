@@ -14,9 +14,14 @@ import os
 import numpy as np
 import tensorflow as tf
 
+from bert_tf.checkpoints.model_dir import (
+    model_checkpoint_path,
+    read_config,
+    read_model_info,
+    restore_model_dir,
+    vocab_path,
+)
 from bert_tf.errors import UserError
-from bert_tf.model_dir import (model_checkpoint_path, read_config, read_model_info,
-                               restore_model_dir, vocab_path)
 from bert_tf.models.bert_encoder import BertEncoder
 from bert_tf.models.bert_pretrainer import BertPretrainer
 from bert_tf.tokenization import vocab as vocab_lib

@@ -19,8 +19,8 @@ import tensorflow as tf
 from absl import logging
 from google.protobuf import text_format
 
+from bert_tf.checkpoints.model_dir import model_checkpoint_path
 from bert_tf.errors import UserError
-from bert_tf.model_dir import model_checkpoint_path
 from bert_tf.training.distribution import is_chief, task_id
 
 

@@ -12,28 +12,49 @@ import keras
 import tensorflow as tf
 from absl import logging
 
+from bert_tf.checkpoints.model_dir import (
+    CONFIG_NAME,
+    MODEL_INFO_NAME,
+    VOCAB_NAME,
+    read_model_info,
+    write_model_dir,
+)
 from bert_tf.configs import BertConfig, ConfigError
 from bert_tf.data.document_reader import InputError
 from bert_tf.data.pipelines.dynamic_pretraining import dynamic_pretraining_dataset
 from bert_tf.data.pipelines.left_to_right import to_left_to_right
-from bert_tf.data.pipelines.pretraining_dataset import (RecordFormatError, input_pipeline,
-                                                        pretraining_dataset)
+from bert_tf.data.pipelines.pretraining_dataset import (
+    RecordFormatError,
+    input_pipeline,
+    pretraining_dataset,
+)
 from bert_tf.dtype_policy import AUTO, fastest_dtype, policy_scope
 from bert_tf.errors import UserError
-from bert_tf.model_dir import (CONFIG_NAME, MODEL_INFO_NAME, VOCAB_NAME, read_model_info,
-                                write_model_dir)
 from bert_tf.models.bert_encoder import POSITION_IDS
 from bert_tf.models.bert_pretrainer import build_pretrainer
 from bert_tf.tokenization.vocab import load_vocab
-from bert_tf.training.checkpointing import (check_output_dir, disk_full_is_a_user_error,
-                                            variables_bytes)
-from bert_tf.training.distribution import (check_batch_split, get_strategy, is_chief,
-                                           lost_worker_is_a_user_error)
+from bert_tf.training.checkpointing import (
+    check_output_dir,
+    disk_full_is_a_user_error,
+    variables_bytes,
+)
+from bert_tf.training.distribution import (
+    check_batch_split,
+    get_strategy,
+    is_chief,
+    lost_worker_is_a_user_error,
+)
 from bert_tf.training.optimization import create_optimizer
-from bert_tf.training.options import (RESUMABLE_CHANGES, PretrainingOptions,
-                                      check_pretraining_options)
-from bert_tf.training.pretraining_loss import (majority_label_share, pretraining_loss_fn,
-                                              unigram_baseline_accuracy)
+from bert_tf.training.options import (
+    RESUMABLE_CHANGES,
+    PretrainingOptions,
+    check_pretraining_options,
+)
+from bert_tf.training.pretraining_loss import (
+    majority_label_share,
+    pretraining_loss_fn,
+    unigram_baseline_accuracy,
+)
 from bert_tf.training.run_directory import claim_output_dir, release_output_dir
 from bert_tf.training.train_loop import Trainer, run_training
 

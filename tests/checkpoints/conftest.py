@@ -46,7 +46,7 @@ def run_encoder():
 @pytest.fixture
 def run_pretrainer():
     """Runs encoder + heads (from a model directory) on the tiny reference inputs."""
-    from bert_tf.model_dir import read_config, restore_model_dir
+    from bert_tf.checkpoints.model_dir import read_config, restore_model_dir
     from bert_tf.models.bert_encoder import BertEncoder
     from bert_tf.models.bert_pretrainer import BertPretrainer
 

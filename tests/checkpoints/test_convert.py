@@ -7,9 +7,9 @@ import numpy as np
 import pytest
 
 from bert_tf.checkpoints.convert import convert_checkpoint
+from bert_tf.checkpoints.model_dir import read_model_info
 from bert_tf.errors import CheckpointError
 from bert_tf.file_io import OutputExistsError
-from bert_tf.model_dir import read_model_info
 
 
 def test_hf_conversion_refuses_nan_and_records_casing(tiny_hf_dir, tmp_path):

@@ -108,8 +108,8 @@ def _masked_lm_inputs(references):
 def test_masked_lm_head_settings_survive_a_model_directory(references, tmp_path):
     """keras-hub's exact-GELU, epsilon-1e-5 head, rebuilt from a converted model directory by
     each public path (before, they rebuilt it with the encoder's tanh GELU: 1.6e-3 off)."""
+    from bert_tf.checkpoints.model_dir import read_config, restore_model_dir
     from bert_tf.keras_tasks import MaskedLM
-    from bert_tf.model_dir import read_config, restore_model_dir
     from bert_tf.models import BertEncoder, BertPretrainer
 
     model_dir = str(tmp_path / "model_dir")

@@ -7,14 +7,14 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
+from bert_tf.checkpoints.model_dir import write_model_dir
 from bert_tf.checkpoints.registry import load_pretrained
 from bert_tf.checkpoints.tf_hub.saved_model import read_saved_model
-from bert_tf.model_dir import write_model_dir
 from bert_tf.models.bert_encoder import BertEncoder
 from bert_tf.models.bert_pretrainer import BertPretrainer
+from tests.entry_points import call_entry_point
 from tests.fixtures import tiny_config_for
 from tests.tokenization.reference_data import CASED_VOCAB as TINY_VOCAB
-from tests.entry_points import call_entry_point
 from tests.tools.conftest import run_tool
 
 pytestmark = pytest.mark.slow

@@ -7,7 +7,7 @@ import os
 import numpy as np
 import pytest
 
-from bert_tf.model_dir import read_model_info
+from bert_tf.checkpoints.model_dir import read_model_info
 from bert_tf.finetuning import conll, squad_features, squad_reader, swag
 from bert_tf.finetuning.adapters import _tagging_loss, choice_adapter, squad_adapter, tagger_adapter
 from bert_tf.finetuning.driver import run_finetuning

@@ -4,16 +4,16 @@ the dtype policy restored after a run, and the eval history file."""
 import keras
 import pytest
 
-from bert_tf.model_dir import write_model_dir
+from bert_tf.checkpoints.model_dir import write_model_dir
 from bert_tf.configs import BertConfig
-from bert_tf.models import BertClassifier
-from bert_tf.models.bert_encoder import BertEncoder
 from bert_tf.finetuning import driver, eval_history
 from bert_tf.finetuning.adapters import classifier_adapter
 from bert_tf.finetuning.glue import glue_task
 from bert_tf.finetuning.options import FinetuningOptions
 from bert_tf.finetuning.table_reader import DataError
 from bert_tf.finetuning.task_adapter import TaskAdapter
+from bert_tf.models import BertClassifier
+from bert_tf.models.bert_encoder import BertEncoder
 
 CONFIG = BertConfig(vocab_size=40, hidden_size=8, num_hidden_layers=1, num_attention_heads=2,
                     intermediate_size=16)

@@ -5,12 +5,12 @@ import os
 
 import pytest
 
-from bert_tf.model_dir import write_model_dir
+from bert_tf.checkpoints.model_dir import write_model_dir
 from bert_tf.configs import BertConfig
-from bert_tf.models.bert_encoder import BertEncoder
 from bert_tf.errors import UserError
-from bert_tf.options import OptionError
 from bert_tf.finetuning.options import FinetuningOptions, check_finetuning_options
+from bert_tf.models.bert_encoder import BertEncoder
+from bert_tf.options import OptionError
 
 CONFIG = BertConfig(vocab_size=40, hidden_size=8, num_hidden_layers=1, num_attention_heads=2,
                     intermediate_size=16, max_position_embeddings=64)

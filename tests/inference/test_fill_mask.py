@@ -6,9 +6,8 @@ import os
 import numpy as np
 import pytest
 
-from bert_tf.model_dir import read_config, restore_model_dir
-from bert_tf.inference.fill_mask import (FillMaskError, fill_mask, format_result,
-                                         join_wordpieces)
+from bert_tf.checkpoints.model_dir import read_config, restore_model_dir
+from bert_tf.inference.fill_mask import FillMaskError, fill_mask, format_result, join_wordpieces
 from bert_tf.models import BertEncoder, BertPretrainer
 from bert_tf.tokenization.vocab import load_vocab
 

@@ -55,8 +55,8 @@ def test_the_page_shows_the_tested_example_verbatim(page, example):
 
 def _write_tiny_model_dirs():
     """./minilm (encoder) and ./bbc_classifier (3 labels): tiny, random, 128 positions."""
+    from bert_tf.checkpoints.model_dir import write_model_dir
     from bert_tf.configs import BertConfig
-    from bert_tf.model_dir import write_model_dir
     from bert_tf.models import BertClassifier, BertEncoder
     from tests.fixtures import LABELS
     from tests.tokenization.reference_data import CASED_VOCAB as TINY_VOCAB

@@ -13,9 +13,14 @@ import time
 
 import pytest
 
-from bert_tf.model_dir import read_model_info
-from tests.entry_points import (assert_user_error, call_entry_point, free_ports, run_entry_point,
-                                snapshot)
+from bert_tf.checkpoints.model_dir import read_model_info
+from tests.entry_points import (
+    assert_user_error,
+    call_entry_point,
+    free_ports,
+    run_entry_point,
+    snapshot,
+)
 
 HEADER = "Quality\t#1 ID\t#2 ID\t#1 String\t#2 String\n"
 WORDS = ["the", "cat", "dog", "sat", "ran", "on", "a", "mat", "park", "big"]

@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from bert_tf.model_dir import read_model_info
+from bert_tf.checkpoints.model_dir import read_model_info
 from tests.entry_points import assert_user_error, call_entry_point, run_entry_point, snapshot
 
 SENTENCE = "EU NNP B-NP B-ORG\nrejects VBZ B-VP O\nGerman JJ B-NP B-MISC\ncall NN I-NP O\n\n"

@@ -15,13 +15,13 @@ import pytest
 from absl import flags
 
 from bert_tf import cli
-from bert_tf.model_dir import write_model_dir
+from bert_tf.checkpoints.model_dir import write_model_dir
 from bert_tf.configs import BertConfig
 from bert_tf.models.bert_encoder import BertEncoder
 from bert_tf.options import OptionError
 from bert_tf.training.options import PretrainingOptions, check_pretraining_options
 from tests.entry_points import assert_user_error, call_entry_point, run_entry_point, snapshot
-from tests.integration.test_run_pretraining import SEQ, PREDICTIONS, write_config, write_records
+from tests.integration.test_run_pretraining import PREDICTIONS, SEQ, write_config, write_records
 
 ROOT = os.path.join(os.path.dirname(__file__), "..", "..")
 CORPUS = os.path.join(ROOT, "bert_tf", "data", "corpus")

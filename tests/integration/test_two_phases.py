@@ -18,8 +18,8 @@ import sys
 import pytest
 import tensorflow as tf
 
+from bert_tf.checkpoints.model_dir import write_model_dir
 from bert_tf.configs import BertConfig
-from bert_tf.model_dir import write_model_dir
 from bert_tf.models.bert_encoder import BertEncoder
 from bert_tf.training.options import PretrainingOptions
 from bert_tf.training.pretraining_runner import PretrainingInputError, prepare_pretraining

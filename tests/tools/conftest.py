@@ -32,7 +32,7 @@ def damaged_model_dir(tiny_model_dir, tmp_path):
 @pytest.fixture(scope="session")
 def nan_model_dir(tmp_path_factory):
     """A model directory whose pooler bias holds NaN (e.g. saved after training diverged)."""
-    from bert_tf.model_dir import read_config, write_model_dir
+    from bert_tf.checkpoints.model_dir import read_config, write_model_dir
 
     model_dir = str(tmp_path_factory.mktemp("nan_model") / "model")
     encoder = write_tiny_model_dir(model_dir)

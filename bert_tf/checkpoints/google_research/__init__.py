@@ -13,11 +13,17 @@ import os
 
 import tensorflow as tf
 
-from bert_tf import model_dir as model_dir_lib
+from bert_tf.checkpoints import model_dir as model_dir_lib
 from bert_tf.checkpoints.format import FolderDescription, Format
-from bert_tf.checkpoints.google_research.reader import (CHECKPOINT, HEAD_VARIABLES, NAME,
-                                                        POSITION_EMBEDDINGS,
-                                                        checkpoint_prefix, read)
+from bert_tf.checkpoints.google_research.reader import (
+    CHECKPOINT,
+    HEAD_VARIABLES,
+    NAME,
+    POSITION_EMBEDDINGS,
+    checkpoint_prefix,
+    read,
+)
+from bert_tf.errors import checkpoint_read_error
 
 
 def recognise(path):
@@ -39,7 +45,7 @@ def _object_based(prefix):
     try:
         return tf.train.load_checkpoint(prefix).has_tensor("_CHECKPOINTABLE_OBJECT_GRAPH")
     except (tf.errors.OpError, ValueError) as error:
-        raise model_dir_lib.checkpoint_read_error(prefix, error) from None
+        raise checkpoint_read_error(prefix, error) from None
 
 
 def describe(path):
@@ -48,7 +54,7 @@ def describe(path):
     try:
         variables = dict(tf.train.list_variables(prefix))
     except (tf.errors.OpError, ValueError) as error:
-        raise model_dir_lib.checkpoint_read_error(prefix, error) from None
+        raise checkpoint_read_error(prefix, error) from None
     heads = [head for head, name in HEAD_VARIABLES.items() if name in variables]
     vocab = os.path.join(os.path.dirname(prefix), model_dir_lib.VOCAB_NAME)
     positions = variables.get(POSITION_EMBEDDINGS)  # [P, H]

@@ -20,13 +20,13 @@ import os
 import tensorflow as tf
 from absl import logging
 
-from bert_tf import model_dir as model_dir_lib
+from bert_tf.checkpoints import model_dir as model_dir_lib
 from bert_tf.checkpoints import weight_map
 from bert_tf.checkpoints.pretrained import Pretrained
-from bert_tf.checkpoints.tokenizer_json import FolderVocab
+from bert_tf.checkpoints.tokenizer_json import FolderVocab, choose_lower_case
 from bert_tf.checkpoints.weight_map import LAYER, Rule
 from bert_tf.configs import BertConfig
-from bert_tf.model_dir import checkpoint_read_error, choose_lower_case
+from bert_tf.errors import checkpoint_read_error
 from bert_tf.tokenization import vocab as vocab_lib
 
 NAME = "google_research"

@@ -37,16 +37,26 @@ import keras
 import tensorflow as tf
 from absl import logging
 
-from bert_tf.checkpoints import model_dir_format, weight_map
+from bert_tf.checkpoints import model_dir, weight_map
 from bert_tf.checkpoints.huggingface import safetensors_file
 from bert_tf.checkpoints.huggingface.architectures import CONFIG_FILE, EXPORT_ARCHITECTURES
 from bert_tf.checkpoints.pretrained import Pretrained
-from bert_tf.checkpoints.tokenizer_json import (TOKENIZER_CONFIG_FILE, VOCAB_FILE, FolderVocab,
-                                                write_vocab)
+from bert_tf.checkpoints.tokenizer_json import (
+    TOKENIZER_CONFIG_FILE,
+    VOCAB_FILE,
+    FolderVocab,
+    write_vocab,
+)
 from bert_tf.checkpoints.weight_map import Rule
 from bert_tf.errors import require_extra
-from bert_tf.models import (BertClassifier, BertEncoder, BertMultipleChoice, BertPretrainer,
-                            BertSpanLabeler, BertTokenClassifier)
+from bert_tf.models import (
+    BertClassifier,
+    BertEncoder,
+    BertMultipleChoice,
+    BertPretrainer,
+    BertSpanLabeler,
+    BertTokenClassifier,
+)
 from bert_tf.tokenization import vocab as vocab_lib
 
 # The PyTorch module of each task head, and the architectures without a pooler.
@@ -226,7 +236,7 @@ def export_huggingface_checkpoint(model_dir_or_model, hf_dir, vocab_file=None):
       The path of the written `model.safetensors`.
     """
     if isinstance(model_dir_or_model, (str, os.PathLike)):
-        pretrained = model_dir_format.read(os.fspath(model_dir_or_model))
+        pretrained = model_dir.read(os.fspath(model_dir_or_model))
     elif isinstance(model_dir_or_model, keras.Model):
         pretrained = _from_model(model_dir_or_model)
     else:

@@ -15,8 +15,8 @@ uncased_L-12_H-768_A-12/: Model Garden TF2 checkpoint, `encoder` layout (bert_mo
 
 import os
 
-from bert_tf import model_dir as model_dir_lib
-from bert_tf.checkpoints.format import Format, FolderDescription
+from bert_tf.checkpoints import model_dir as model_dir_lib
+from bert_tf.checkpoints.format import FolderDescription, Format
 from bert_tf.checkpoints.model_garden import layout as layout_lib
 from bert_tf.checkpoints.model_garden.reader import read_config, read_models
 from bert_tf.checkpoints.pretrained import Pretrained

@@ -17,8 +17,7 @@ import tensorflow as tf
 from google.protobuf.message import DecodeError
 from tensorflow.core.protobuf import trackable_object_graph_pb2
 
-from bert_tf.errors import CheckpointError
-from bert_tf.model_dir import checkpoint_read_error
+from bert_tf.errors import CheckpointError, checkpoint_read_error
 
 OBJECT_GRAPH_KEY = "_CHECKPOINTABLE_OBJECT_GRAPH"
 # The attribute a variable's value is saved under.

@@ -17,12 +17,12 @@ import os
 from absl import logging
 
 from bert_tf.checkpoints import weight_map
+from bert_tf.checkpoints.model_dir import CONFIG_NAME
 from bert_tf.checkpoints.model_garden.layout import NEXT_SENTENCE_POOLER_KEY
 from bert_tf.checkpoints.weight_map import LAYER, Rule, dense_rules, norm_rules
 from bert_tf.configs import BertConfig
 from bert_tf.errors import CheckpointError
 from bert_tf.file_io import read_json_object
-from bert_tf.model_dir import CONFIG_NAME
 
 # bert_config.json keys that Model Garden's `BertConfig` writes beside google-research's.
 EMBEDDING_SIZE = "embedding_size"

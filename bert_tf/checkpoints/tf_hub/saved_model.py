@@ -22,8 +22,7 @@ import tensorflow as tf
 from google.protobuf.message import DecodeError
 from tensorflow.core.protobuf import saved_model_pb2, trackable_object_graph_pb2
 
-from bert_tf.errors import CheckpointError
-from bert_tf.model_dir import checkpoint_read_error
+from bert_tf.errors import CheckpointError, checkpoint_read_error
 
 SAVED_MODEL_FILE = "saved_model.pb"
 VARIABLES_PREFIX = os.path.join("variables", "variables")

@@ -8,14 +8,19 @@ import os
 import numpy as np
 import pytest
 
-from bert_tf import model_dir as model_dir_lib
+from bert_tf.checkpoints import model_dir as model_dir_lib
+from bert_tf.checkpoints.model_dir import (
+    read_model_info,
+    resolve_lower_case,
+    write_model_dir,
+    write_model_info,
+)
 from bert_tf.configs import BertConfig
+from bert_tf.errors import CheckpointError
 from bert_tf.export.exporter import export_seq_length
-from bert_tf.model_dir import (
-    CheckpointError, read_model_info, resolve_lower_case, write_model_dir, write_model_info)
 from bert_tf.models.bert_encoder import BertEncoder
 
-TESTDATA = os.path.join(os.path.dirname(__file__), "testdata")
+TESTDATA = os.path.join(os.path.dirname(__file__), "..", "testdata")
 CASED_VOCAB = os.path.join(TESTDATA, "tokenization", "bbc_cased_vocab.txt")
 
 

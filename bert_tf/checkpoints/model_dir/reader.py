@@ -1,0 +1,133 @@
+"""Reads a model directory: restores models from its checkpoint, or reads it into a `Pretrained`.
+
+`restore_model_dir` fills models the caller built (trainers, exporters, fine-tuning) and
+checks that every variable was found and is finite; `read` is the registry's reader: the
+encoder, the pretraining heads and the fine-tuned task head its checkpoint holds.
+
+Example:
+>>> encoder = BertEncoder(read_config("/tmp/minilm"))              # doctest: +SKIP
+>>> restore_model_dir("/tmp/minilm", encoder=encoder)              # doctest: +SKIP
+'/tmp/minilm/model.ckpt'
+>>> read("/tmp/sst2_model_dir").head                               # doctest: +SKIP
+'classifier'
+"""
+
+import os
+
+import keras
+import tensorflow as tf
+
+from bert_tf.checkpoints import weight_map
+from bert_tf.checkpoints.model_dir.layout import (
+    CONFIG_NAME,
+    HEAD_BIAS,
+    MODEL_INFO_NAME,
+    NAME,
+    TASK_HEADS,
+    checkpoint_variables,
+    folder_of,
+    model_checkpoint_path,
+    read_config,
+    read_model_info,
+    resolve_lower_case,
+    vocab_path,
+)
+from bert_tf.checkpoints.pretrained import Pretrained
+from bert_tf.checkpoints.tokenizer_json import FolderVocab
+from bert_tf.errors import CheckpointError, checkpoint_read_error
+from bert_tf.tokenization import vocab as vocab_lib
+
+
+def check_finite(variables, where):
+    """Raises `CheckpointError` naming the first float variable holding NaN or Inf."""
+    for variable in variables:
+        value = tf.convert_to_tensor(variable)
+        if value.dtype.is_floating and not bool(tf.reduce_all(tf.math.is_finite(value))):
+            name = getattr(variable, "path", None) or variable.name
+            raise CheckpointError(f"{where}: weight `{name}` holds NaN or Inf values; the "
+                                  "model is unusable (retrain or convert it from a sound "
+                                  "checkpoint).")
+
+
+def restore_model_dir(model_dir, **objects):
+    """Restores `objects` (e.g. `encoder=...`) from the model directory's checkpoint.
+
+    Every variable of every given object must be found in the checkpoint, and be finite;
+    checkpoint entries of other objects (heads not asked for, optimizer slots) are allowed.
+
+    Returns:
+      The checkpoint prefix read.
+
+    Raises:
+      FileNotFoundError: no model directory or no checkpoint in it.
+      CheckpointError: the checkpoint is damaged, lacks some of `objects`, has shapes unlike
+        the config or holds NaN/Inf weights.
+    """
+    path = model_checkpoint_path(model_dir)
+    try:
+        tf.train.Checkpoint(**objects).read(path).expect_partial().assert_existing_objects_matched()
+    except AssertionError as error:
+        raise CheckpointError(f"Checkpoint {path} does not hold {sorted(objects)} as expected: "
+                              f"{error}") from None
+    except (IndexError, tf.errors.OpError) as error:
+        raise checkpoint_read_error(path, error) from None
+    except ValueError as error:
+        raise CheckpointError(f"Checkpoint {path} does not match the model built from "
+                              f"{os.path.join(model_dir, CONFIG_NAME)}: {error}") from None
+    check_finite([v for item in objects.values() for v in item.variables], f"Checkpoint {path}")
+    return path
+
+
+def _label_names(info):
+    """`model_info.json`'s label names; None for the "0", "1"... of a model without names."""
+    names = info.get("label_names")
+    if names is None or names == [str(i) for i in range(len(names))]:
+        return None
+    return names
+
+
+def _vocab(folder, info, do_lower_case):
+    """`(FolderVocab or None, lower_case)`: a directory without `vocab.txt` still gives its
+    encoder (`BertEncoder.from_pretrained`); only tokenizing needs the vocab."""
+    if not os.path.isfile(vocab_path(folder)):
+        return None, info.get("do_lower_case", do_lower_case)
+    vocab_file, lower_case = resolve_lower_case(folder, do_lower_case)
+    where = os.path.join(folder, MODEL_INFO_NAME)
+    return (FolderVocab(vocab_lib.load_vocab(vocab_file), vocab_file,
+                        info.get("do_lower_case"), where), lower_case)
+
+
+def read(path, do_lower_case=None):
+    """Reads a model directory into a `Pretrained`: the encoder, the pretraining heads and
+    the fine-tuned task head its checkpoint holds.
+
+    Raises:
+      FileNotFoundError: no directory, config or checkpoint.
+      CheckpointError: a damaged checkpoint, one unlike the config, NaN/Inf weights, or a
+        casing contradicting `model_info.json`.
+    """
+    folder = folder_of(path)
+    prefix = model_checkpoint_path(folder)
+    config = read_config(folder)
+    info = read_model_info(folder)
+    vocab, lower_case = _vocab(folder, info, do_lower_case)
+    variables = checkpoint_variables(prefix)
+    saved = {name.split("/")[0] for name in variables}
+    encoder, heads = weight_map.build_models(
+        config, [group for group in weight_map.HEAD_GROUPS if group in saved],
+        os.path.join(folder, CONFIG_NAME))
+    objects = dict(heads)
+    head = "pretrainer" if heads else "encoder"
+    if info.get("head") in TASK_HEADS and HEAD_BIAS in variables:
+        objects["head"] = keras.layers.Dense(variables[HEAD_BIAS][0], dtype="float32",
+                                             name="head")
+        objects["head"].build((None, config.hidden_size))
+        head = info["head"]
+    restore_model_dir(folder, encoder=encoder, **objects)
+    return Pretrained(
+        format=NAME, path=folder, config=config, encoder=encoder, head=head, vocab=vocab,
+        lower_case=lower_case, heads=heads, task_head=objects.get("head"),
+        label_names=_label_names(info) if head in ("classifier", "token_classifier") else None,
+        problem_type=info.get("problem_type") if head == "classifier" else None,
+        has_pooler=True, max_seq_length=info.get("max_seq_length"),
+        architecture=info.get("huggingface_architecture"), model_info=info)
