@@ -21,17 +21,18 @@ from absl import logging
 
 from bert_tf import file_io
 from bert_tf.corpus_inference import predictor, readers, writers
+from bert_tf.corpus_inference import progress as progress_lib
 from bert_tf.data import document_reader
 from bert_tf.errors import UserError
 from bert_tf.file_io import refuse_existing
 
 # `windowed_lines`: long lines read as windows (--long_lines=windows), else `truncated_lines`.
 COUNTERS = ("lines", "truncated_lines", "windowed_lines", "empty_lines", "undecodable_lines",
-            "shards")
+            "cut_lines", "shards")
 
 
 def predict_corpus(input_patterns, output_dir, settings, output_format="parquet", num_shards=1,
-                   reader=None, beam_pipeline_options=None):
+                   reader=None, beam_pipeline_options=None, progress=None):
     """Writes the predictions of `settings`' model on every line of the input files.
 
     Args:
@@ -41,6 +42,8 @@ def predict_corpus(input_patterns, output_dir, settings, output_format="parquet"
       output_format: "parquet" or "jsonl".
       num_shards: shards the results are spread over (by line, a stable hash).
       reader: a `readers.LineReader` (columns, undecodable lines); default: text column "text".
+      progress: a function called with a `progress.Progress` about once a second while lines
+        are predicted (the caller shows it), or None.
       beam_pipeline_options: Beam options as `name=value,...` (`beam_runner.pipeline_options`).
 
     Returns:
@@ -74,6 +77,7 @@ def predict_corpus(input_patterns, output_dir, settings, output_format="parquet"
                        num_shards, output_format, counts_path)
     logging.info("predicting on the lines of %d file(s) into %s", len(names), output_dir)
     start = time.monotonic()
+    watcher = progress_lib.Watcher(output_dir, names, progress)
     try:
         beam_runner.run(pipeline)
         counts = writers.read_counts(counts_path)
@@ -86,6 +90,7 @@ def predict_corpus(input_patterns, output_dir, settings, output_format="parquet"
             writers.remove_empty_folder(output_dir)
         raise
     finally:
+        watcher.stop()
         if file_io.exists(output_dir):
             writers.remove_partial(output_dir)
     stats = dict(dict.fromkeys(COUNTERS, 0), **counts)

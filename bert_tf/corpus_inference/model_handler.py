@@ -13,7 +13,7 @@ Example:
 """
 
 from bert_tf import errors
-from bert_tf.corpus_inference import predictor
+from bert_tf.corpus_inference import predictor, progress
 from bert_tf.data.document_reader import InputError
 
 base = errors.require_extra("apache_beam.ml.inference.base", extra="beam")
@@ -24,12 +24,17 @@ METRICS_NAMESPACE = "bert_tf.predict"
 
 
 class TaskModelHandler(base.ModelHandler):
-    """`readers.Line` in, `predictor.Prediction` out, with the model of `settings`."""
+    """`readers.Line` in, `predictor.Prediction` out, with the model of `settings`.
 
-    def __init__(self, settings):
+    With `progress_folder`, each worker counts its predicted lines there (`progress`).
+    """
+
+    def __init__(self, settings, progress_folder=None):
         window = settings.batch_size * WINDOW_BATCHES
         super().__init__(min_batch_size=window, max_batch_size=window)
         self._settings = settings
+        self._progress_folder = progress_folder
+        self._progress = None  # made in the worker: a lock does not travel
 
     def load_model(self):
         """The worker's `Predictor`: the one place the model is built (the launcher only checks
@@ -47,7 +52,12 @@ class TaskModelHandler(base.ModelHandler):
 
     def run_inference(self, batch, model, inference_args=None):
         del inference_args  # none: every setting is the handler's
-        return model.predict(batch)
+        predictions = model.predict(batch)
+        if self._progress_folder:
+            if self._progress is None:
+                self._progress = progress.ProgressFile(self._progress_folder)
+            self._progress.add(len(batch))
+        return predictions
 
     def get_num_bytes(self, batch):
         return sum(len(line.text) for line in batch)

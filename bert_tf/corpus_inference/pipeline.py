@@ -95,7 +95,8 @@ def build(pipeline, files, names, settings, reader, output_dir, num_shards, outp
     written = (elements
                | "Lines" >> beam.Filter(_is_line)
                | "Spread" >> beam.Reshuffle()
-               | "Predict" >> RunInference(model_handler.TaskModelHandler(settings))
+               | "Predict" >> RunInference(
+                   model_handler.TaskModelHandler(settings, progress_folder=output_dir))
                | "KeyByShard" >> beam.Map(_shard_of, num_shards)
                | "GroupByShard" >> beam.GroupByKey()
                | "Write" >> beam.Map(_write, output_dir, num_shards, output_format,

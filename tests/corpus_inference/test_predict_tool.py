@@ -3,6 +3,7 @@ format, results equal to the task model's own `predict` on the same lines."""
 
 import json
 import os
+import re
 
 import numpy as np
 import pytest
@@ -40,9 +41,10 @@ def test_classifier_on_text_files_writes_parquet_shards_equal_to_predict(classif
     output = tmp_path / "preds"
     result = run_tool("predict", f"--model={classifier_dir}", f"--input_file={pattern}",
                       f"--output={output}", "--output_format=parquet", "--num_shards=2",
-                      "--max_seq_length=16", "--batch_size=2")
+                      "--max_seq_length=16", "--batch_size=2", "--progress_every=1")
     assert result.returncode == 0, result.stderr[-3000:]
     assert result.stdout.splitlines()[-1] == f"wrote 5 results in 2 parquet shard(s) to {output}"
+    assert re.search(r"^predicted 5/\d+ lines, [\d.]+ lines/s, ETA \d+ s$", result.stderr, re.M)
     assert "1 truncated, 0 read as windows; skipped 1 empty and 0 undecodable" in result.stdout
     assert sorted(os.listdir(output)) == ["part-00000-of-00002.parquet", "part-00001-of-00002.parquet"]
     results = read_results(output)
