@@ -21,7 +21,7 @@ LEVELS = {
     "configs": 2, "tokenization": 2, "layers": 3, "models": 4,
     "metrics": 5, "losses": 5, "checkpoints": 6, "data": 6,
     "training": 7, "inference": 7, "export": 7, "finetuning": 8,
-    "reporting": 9, "keras_tasks": 9, "corpus_inference": 10,
+    "reporting": 9, "keras_tasks": 9, "evaluation": 9, "corpus_inference": 10,
     "cli": 11, "finetuning_cli": 12, "run_": 13,  # entry points: run_*.py
 }
 # Upward imports allowed by name, each with its reason; each must stay inside a function
