@@ -9,6 +9,7 @@ import dataclasses
 import json
 import os
 
+from bert_tf import file_io
 from bert_tf.errors import UserError
 
 
@@ -150,12 +151,7 @@ class BertConfig:
         """Reads a `bert_config.json` (google-research) or `config.json` (Hugging Face)."""
         if not os.path.exists(path):
             raise ConfigError(f"Config file not found: {path}")
-        with open(path, encoding="utf-8") as f:
-            try:
-                values = json.load(f)
-            except json.JSONDecodeError as error:
-                raise ConfigError(f"{path}: not valid JSON ({error}).") from None
-        return cls.from_dict(values, source=path)
+        return cls.from_dict(file_io.read_json(path, ConfigError), source=path)
 
     def to_dict(self):
         """The config's keys and values; optional keys only where set."""

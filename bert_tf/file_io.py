@@ -98,13 +98,10 @@ def read_json_object(path):
     """The JSON object in the file at `path` (checkpoint folders hold untrusted files).
 
     Raises:
-      CheckpointError: not UTF-8 JSON, or not an object; the message names the file.
+      CheckpointError: not a regular file, over `MAX_JSON_BYTES`, not UTF-8 JSON, nested past
+        `MAX_JSON_DEPTH`, or not an object; the message names the file.
     """
-    with open(path, "rb") as f:
-        try:
-            value = json.loads(f.read().decode("utf-8"))
-        except (UnicodeDecodeError, json.JSONDecodeError) as error:
-            raise CheckpointError(f"{path}: not a JSON file ({error}).") from None
+    value = read_json(path, CheckpointError)
     if not isinstance(value, dict):
         raise CheckpointError(f"{path}: expected a JSON object, got {type(value).__name__}.")
     return value

@@ -83,3 +83,10 @@ def test_not_json(tmp_path):
     path.write_text("{vocab_size: 3")
     with pytest.raises(ConfigError, match="not valid JSON"):
         BertConfig.from_json_file(str(path))
+
+
+def test_a_config_nested_100000_deep_is_one_error(tmp_path):
+    path = tmp_path / "config.json"
+    path.write_text('{"hidden_size": ' + "[" * 100_000 + "]" * 100_000 + "}")
+    with pytest.raises(ConfigError, match=rf"^{path}: JSON nested deeper than 100 levels"):
+        BertConfig.from_json_file(str(path))

@@ -8,6 +8,7 @@ import uuid
 import pytest
 
 from bert_tf import file_io
+from bert_tf.errors import CheckpointError
 
 
 @pytest.fixture(params=["local", "ram"])
@@ -88,3 +89,13 @@ def test_read_json_refuses_deep_large_and_odd_files(tmp_path):
         file_io.read_json(str(tmp_path), ValueError)
     with pytest.raises(ValueError, match=r"^/dev/null is a device, not a regular file"):
         file_io.read_json("/dev/null", ValueError)
+
+
+def test_read_json_object_refuses_deep_nesting_as_a_checkpoint_error(tmp_path):
+    path = tmp_path / "modules.json"
+    path.write_text("[" * 100_000 + "]" * 100_000)
+    with pytest.raises(CheckpointError, match=rf"^{path}: JSON nested deeper than 100 levels"):
+        file_io.read_json_object(str(path))
+    path.write_text("[]")
+    with pytest.raises(CheckpointError, match=r"expected a JSON object, got list"):
+        file_io.read_json_object(str(path))
