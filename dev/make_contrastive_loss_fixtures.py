@@ -8,7 +8,7 @@ Runs in the reference venv (torch + sentence-transformers, no TensorFlow):
 Seeded random embeddings (8 rows, 32 wide: anchors, positives, one hard negative each) go
 through sentence-transformers' own losses, called on embeddings (no model is needed):
 `MultipleNegativesRankingLoss.compute_loss_from_embeddings` (plain, with the negative column,
-symmetric: directions query_to_doc + doc_to_query, per_direction, and scale 10),
+symmetric on pairs: directions query_to_doc + doc_to_query, per_direction, and scale 10),
 `CachedMultipleNegativesRankingLoss.calculate_loss` over mini-batches of 3, and
 `MatryoshkaLoss`'s value: its `shrink` (truncate + renormalize) at dims 32/16/8 with weights
 1/0.5/0.25 into the plain loss, weighted and summed as its forward does. The plain loss's
@@ -48,9 +48,7 @@ def main():
     out = {"anchors": anchors, "positives": positives, "negatives": negatives,
            "mnrl": _value(plain, pair), "mnrl_negatives": _value(plain, triplet),
            "mnrl_scale_10": _value(MultipleNegativesRankingLoss(None, scale=10.0), pair),
-           "symmetric": _value(MultipleNegativesRankingLoss(None, **SYMMETRIC), pair),
-           "symmetric_negatives": _value(MultipleNegativesRankingLoss(None, **SYMMETRIC),
-                                         triplet)}
+           "symmetric": _value(MultipleNegativesRankingLoss(None, **SYMMETRIC), pair)}
     cached = CachedMultipleNegativesRankingLoss(
         torch.nn.Sequential(torch.nn.Identity()), mini_batch_size=3)  # a stand-in model
     reps = [list(torch.tensor(c).split(3)) for c in triplet]

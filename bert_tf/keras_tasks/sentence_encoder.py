@@ -3,6 +3,7 @@
 import keras
 
 from bert_tf.checkpoints.registry import load_pretrained
+from bert_tf.keras_tasks.sentence_training import ContrastiveTraining
 from bert_tf.keras_tasks.text_inputs import TaskInputError
 from bert_tf.keras_tasks.text_task import UnlabelledTextTask, check_preprocessor
 from bert_tf.models.bert_encoder import encoder_inputs
@@ -34,8 +35,15 @@ def pooled_embeddings(encoder, inputs, pooling):
             / keras.ops.maximum(keras.ops.sum(mask, axis=1), 1.0))
 
 
+def check_truncate_dim(truncate_dim, hidden_size):
+    """Raises `TaskInputError` unless 1 <= `truncate_dim` <= the embedding width."""
+    if not isinstance(truncate_dim, int) or not 1 <= truncate_dim <= hidden_size:
+        raise TaskInputError(f"truncate_dim must be an integer in 1..{hidden_size} (the "
+                             f"model's hidden size); received {truncate_dim!r}.")
+
+
 @keras.saving.register_keras_serializable(package="bert_tf")
-class SentenceEncoder(UnlabelledTextTask, BertTaskModel):
+class SentenceEncoder(ContrastiveTraining, UnlabelledTextTask, BertTaskModel):
     """Embeds raw texts: `predict` returns float32 `[B, hidden_size]`.
 
     "mean" averages the sequence output over real tokens (sentence-transformers' pooling, what
@@ -44,36 +52,46 @@ class SentenceEncoder(UnlabelledTextTask, BertTaskModel):
     itself (what sentence-transformers' "cls" pooling and BGE use). With
     `normalize`, rows have unit L2 norm, so a dot product is the cosine similarity. It has no
     labels of its own, so it is not compiled: `compile(loss=...)` (the optimizer defaults to
-    AdamW at 5e-5) before `fit`; `save_model_dir` and
-    `export` write / serve the encoder.
+    AdamW at 5e-5) before `fit`; with a `bert_tf.losses` ranking loss `fit` takes text pairs
+    `{"anchor": [...], "positive": [...][, "negative": [...]]}` (`sentence_training`).
+    `save_model_dir` and `export` write / serve the encoder.
 
     Args:
       encoder: a `BertEncoder`.
       pooling: "mean", "max", "cls" or "cls_token".
       normalize: L2-normalize each embedding.
       preprocessor: a `BertPreprocessor`, or None to take token ids.
+      truncate_dim: keep the first `truncate_dim` numbers of each embedding (before the
+        normalization), e.g. of a model trained with `bert_tf.losses.MatryoshkaLoss`.
 
     Example:
     >>> encoder = SentenceEncoder.from_pretrained("all-MiniLM-L6-v2/")  # doctest: +SKIP
     >>> embeddings = encoder.predict(["A man plays guitar.", "Stocks fell."])  # doctest: +SKIP
     >>> float(embeddings[0] @ embeddings[1]) < 0.5                          # doctest: +SKIP
     True
+    >>> encoder.compile(loss=bert_tf.losses.MultipleNegativesRankingLoss())  # doctest: +SKIP
+    >>> encoder.fit({"anchor": questions, "positive": answers}, batch_size=64)  # doctest: +SKIP
     """
 
     model_dir_head = "encoder"
 
-    def __init__(self, encoder, pooling="mean", normalize=True, preprocessor=None, **kwargs):
+    def __init__(self, encoder, pooling="mean", normalize=True, preprocessor=None,
+                 truncate_dim=None, **kwargs):
         check_encoder(encoder)
         check_preprocessor(encoder, preprocessor)
         if pooling not in POOLINGS:
             raise TaskInputError(f"pooling must be one of {POOLINGS}; received {pooling!r}.")
         inputs = encoder_inputs()
         embeddings = keras.ops.cast(pooled_embeddings(encoder, inputs, pooling), "float32")
+        if truncate_dim is not None:
+            check_truncate_dim(truncate_dim, encoder.config.hidden_size)
+            embeddings = embeddings[:, :truncate_dim]
         if normalize:
             embeddings = keras.ops.normalize(embeddings, axis=-1, order=2)
         super().__init__(encoder, inputs=inputs, outputs=embeddings, **kwargs)
         self.pooling = pooling
         self.normalize = normalize
+        self.truncate_dim = truncate_dim
         self.preprocessor = preprocessor
         self.text_pair = False
 
@@ -103,7 +121,8 @@ class SentenceEncoder(UnlabelledTextTask, BertTaskModel):
                    preprocessor=preprocessor, **kwargs)
 
     def task_config(self):
-        config = {"pooling": self.pooling, "normalize": self.normalize}
+        config = {"pooling": self.pooling, "normalize": self.normalize,
+                  "truncate_dim": self.truncate_dim}
         config.update(preprocessor=self.text_task_config()["preprocessor"])
         return config
 

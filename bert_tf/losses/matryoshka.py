@@ -59,6 +59,10 @@ class MatryoshkaLoss(keras.losses.Loss):
     def mini_batch_size(self):
         return self.loss.mini_batch_size
 
+    @property
+    def takes_negatives(self):
+        return self.loss.takes_negatives
+
     def call(self, y_true, y_pred):
         del y_true
         return self.replica_losses(tf.unstack(y_pred, axis=1))

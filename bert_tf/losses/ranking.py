@@ -50,6 +50,11 @@ def cosine_scores(queries, keys, scale):
     return scale * tf.matmul(queries, keys, transpose_b=True)
 
 
+def describe(loss):
+    """The loss's class and settings, for messages."""
+    return f"{type(loss).__name__}(symmetric={loss.symmetric})"
+
+
 @keras.saving.register_keras_serializable(package="bert_tf")
 class MultipleNegativesRankingLoss(keras.losses.Loss):
     """In-batch negatives ranking loss (InfoNCE) on (anchor, positive[, negative]) embeddings.
@@ -63,7 +68,8 @@ class MultipleNegativesRankingLoss(keras.losses.Loss):
       scale: the inverse temperature multiplying cosine similarities (sentence-transformers'
         20, temperature 0.05).
       symmetric: also rank each positive against every anchor and average the two losses
-        (sentence-transformers' directions query_to_doc + doc_to_query, per_direction).
+        (sentence-transformers' directions query_to_doc + doc_to_query, per_direction); on
+        pairs only, as sentence-transformers' MultipleNegativesSymmetricRankingLoss.
 
     Example:
     >>> loss = MultipleNegativesRankingLoss()
@@ -82,6 +88,11 @@ class MultipleNegativesRankingLoss(keras.losses.Loss):
             raise LossConfigError(f"scale must be greater than 0; received scale={scale}.")
         self.scale = float(scale)
         self.symmetric = bool(symmetric)
+
+    @property
+    def takes_negatives(self):
+        """Whether hard-negative columns may follow the positives."""
+        return not self.symmetric
 
     def call(self, y_true, y_pred):
         del y_true  # the label is each anchor's own positive
@@ -107,6 +118,10 @@ class MultipleNegativesRankingLoss(keras.losses.Loss):
         if len(local) < 2:
             raise LossConfigError(f"{type(self).__name__} takes anchors and positives (and "
                                   f"optional negatives); received {len(local)} column(s).")
+        if len(local) > 2 and not self.takes_negatives:
+            raise LossConfigError(f"{describe(self)} takes (anchor, positive) pairs only; "
+                                  "received a negative column: drop it, or use the loss "
+                                  "without symmetric=True.")
         anchors, positives = local[0], local[1]
         labels = offset + tf.range(tf.shape(anchors)[0])  # [b]: each anchor's own positive
         forward = cosine_scores(anchors, tf.concat(gathered[1:], axis=0), self.scale)

@@ -15,7 +15,6 @@ CASES = [  # (fixture key, loss arguments, columns)
     ("mnrl_negatives", {}, ("anchors", "positives", "negatives")),
     ("mnrl_scale_10", {"scale": 10.0}, ("anchors", "positives")),
     ("symmetric", {"symmetric": True}, ("anchors", "positives")),
-    ("symmetric_negatives", {"symmetric": True}, ("anchors", "positives", "negatives")),
 ]
 
 
@@ -50,3 +49,10 @@ def test_config_round_trip_and_bad_scale():
     assert (type(again), again.scale, again.symmetric) == (type(loss), 10.0, True)
     with pytest.raises(LossConfigError, match="scale=0"):
         MultipleNegativesRankingLoss(scale=0)
+
+
+def test_the_symmetric_loss_refuses_a_negative_column(reference):
+    triplet = np.stack([reference[n] for n in ("anchors", "positives", "negatives")], axis=1)
+    with pytest.raises(LossConfigError, match=r"symmetric=True\) takes \(anchor, positive\) "
+                       "pairs only; received a negative column"):
+        MultipleNegativesRankingLoss(symmetric=True)(np.zeros(8), triplet)
