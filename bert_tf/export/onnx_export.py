@@ -241,9 +241,11 @@ def _quantize_int8(model):
     with tempfile.TemporaryDirectory(prefix="bert_tf_onnx_") as folder:
         source, target = os.path.join(folder, "float.onnx"), os.path.join(folder, "int8.onnx")
         onnx.save(model, source)
+        # Per channel: a fine-tuned MiniLM classifier's int8 predictions agree with float32's
+        # on 97.4% of 500 held-out sentences, 95.6% per tensor (docs/design.md, "ONNX").
         # DefaultTensorType: shape inference knows no type past the tokenizer op.
         quantization.quantize_dynamic(
-            source, target, weight_type=quantization.QuantType.QInt8,
+            source, target, weight_type=quantization.QuantType.QInt8, per_channel=True,
             extra_options={"DefaultTensorType": onnx.TensorProto.FLOAT})
         return onnx.load(target)
 

@@ -7,10 +7,12 @@ BBC News sentences (5 topics), the real MiniLM, one short epoch; the full-size r
 
 import os
 
+import numpy as np
 import pytest
 
 from benchmarks.real_sentences import bbc_news_sentences
 from benchmarks.serving_tflite import REF_PYTHON, export_rows, fine_tune_classifier
+from bert_tf.export.onnx_export import export_onnx
 
 pytestmark = pytest.mark.slow
 
@@ -58,6 +60,23 @@ def test_int8_tflite_and_bfloat16_keep_the_fine_tuned_accuracy(rows_without_peer
     assert int8["megabytes"] < 0.3 * rows["saved_model float32"]["megabytes"]
     assert bfloat16["max_abs_logit_diff"] <= 2e-2, rows
     assert bfloat16["agreement"] >= 0.995, rows
+
+
+def test_onnx_int8_keeps_the_fine_tuned_accuracy(classifier_dir, split, tmp_path):
+    """bert_tf's own ONNX export, strings in: int8 within 0.5 point of float32."""
+    from tests.export.test_onnx_text import session_of
+
+    sentences, labels, _ = split
+    accuracy = {}
+    for quantize in ("none", "int8"):
+        path = export_onnx(classifier_dir, str(tmp_path / quantize), text_input=True,
+                           quantize=quantize).path
+        session = session_of(path)
+        logits = np.concatenate([session.run(["logits"], {"text": np.array(
+            sentences[i:i + 32], dtype=object)})[0] for i in range(TRAIN, TRAIN + HELD_OUT, 32)])
+        accuracy[quantize] = float(np.mean(logits.argmax(-1) == labels[TRAIN:]))
+    assert accuracy["none"] > 0.5, accuracy  # it learned (chance: 0.2)
+    assert accuracy["int8"] >= accuracy["none"] - 0.005, accuracy
 
 
 @pytest.mark.subprocess
