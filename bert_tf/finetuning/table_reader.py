@@ -35,12 +35,14 @@ def read_text(path):
     """The UTF-8 text of `path`.
 
     Raises:
-      DataError: the file is missing, is a folder, or is not valid UTF-8 (line and column named).
+      DataError: the file is missing, is a folder, a FIFO or a device, or is not valid UTF-8
+        (line and column named).
     """
     if not file_io.exists(path):
         raise DataError(f"Data file not found: {path}")
     if file_io.isdir(path):
         raise DataError(f"{path} is a folder; expected a data file.")
+    file_io.check_regular_file(path, DataError)  # a FIFO or a device would never end
     with file_io.open_file(path, "rb") as f:
         data = f.read()
     try:

@@ -1,12 +1,13 @@
 """GLUE readers on files with the real GLUE headers, table tasks, TFDS mapping and bad input."""
 
+import os
 import sys
 
 import pytest
 
 from bert_tf.errors import UserError
 from bert_tf.finetuning import glue, sentence_task
-from bert_tf.finetuning.table_reader import DataError
+from bert_tf.finetuning.table_reader import DataError, read_rows
 
 _MNLI = ("index\tpromptID\tpairID\tgenre\tsentence1_binary_parse\tsentence2_binary_parse\t"
          "sentence1_parse\tsentence2_parse\tsentence1\tsentence2")
@@ -188,3 +189,10 @@ def test_csv_and_encoding_errors_name_the_line(tmp_path):
     (tmp_path / "t.csv").write_bytes(b"text,label\nok,x\nna\xefve,y\n")
     with pytest.raises(DataError, match=r"t.csv:3: not valid UTF-8 \(byte 0xef at column 3\)"):
         sentence_task.read_examples(table, str(tmp_path), "train")
+
+
+def test_a_fifo_as_data_file_is_refused_without_waiting_on_it(tmp_path):
+    path = tmp_path / "train.tsv"
+    os.mkfifo(path)
+    with pytest.raises(DataError, match=rf"^{path} is a FIFO, not a regular file"):
+        read_rows(str(path))

@@ -74,7 +74,11 @@ _POOLING = {"type": "sentence_transformers.models.Pooling", "path": "1_Pooling"}
 
 
 @pytest.mark.parametrize("files, message", [
-    ({"modules.json": "[{"}, "modules.json: not a JSON file"),
+    ({"modules.json": "[{"}, "modules.json: not valid JSON"),
+    ({"modules.json": "[" * 100_000 + "]" * 100_000}, "modules.json: JSON nested deeper than 100"),
+    ({"modules.json": [_TRANSFORMER, dict(_POOLING, path="../x")],
+      "../x/config.json": {"pooling_mode_cls_token": True}},
+     r"module path '\.\./x' leads out of the folder; refused"),
     ({"modules.json": {"type": "x"}}, "expected a list of modules"),
     ({"modules.json": [_TRANSFORMER]}, "no Pooling module after the Transformer"),
     ({"modules.json": [_TRANSFORMER, _POOLING,

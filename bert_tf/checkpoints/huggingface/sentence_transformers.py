@@ -14,9 +14,9 @@ SentencePooling(pooling='mean', normalize=True, max_seq_length=256)
 """
 
 import dataclasses
-import json
 import os
 
+from bert_tf import file_io
 from bert_tf.errors import CheckpointError
 from bert_tf.file_io import read_json_object
 
@@ -49,11 +49,7 @@ class SentencePooling:
 
 
 def _read_modules(path):
-    with open(path, "rb") as f:
-        try:
-            modules = json.loads(f.read().decode("utf-8"))
-        except (UnicodeDecodeError, json.JSONDecodeError) as error:
-            raise CheckpointError(f"{path}: not a JSON file ({error}).") from None
+    modules = file_io.read_json(path, CheckpointError)
     if not (isinstance(modules, list) and modules
             and all(isinstance(m, dict) and isinstance(m.get("type"), str) for m in modules)):
         raise CheckpointError(f"{path}: expected a list of modules, each with a \"type\".")
@@ -61,7 +57,7 @@ def _read_modules(path):
 
 
 def _pooling_mode(folder, module, path):
-    config_path = os.path.join(folder, str(module.get("path", "")), POOLING_CONFIG_FILE)
+    config_path = os.path.join(_module_folder(folder, module, path), POOLING_CONFIG_FILE)
     if not os.path.isfile(config_path):
         raise CheckpointError(f"{path}: its Pooling module has no {config_path}.")
     config = read_json_object(config_path)
@@ -75,6 +71,16 @@ def _pooling_mode(folder, module, path):
                               f"be true (found {len(modes)}); bert_tf does not concatenate "
                               "poolings.")
     return modes[0]
+
+
+def _module_folder(folder, module, path):
+    """The folder of a module, which must lie inside `folder` (a downloaded folder may lie)."""
+    relative = str(module.get("path", ""))
+    inside, root = os.path.realpath(os.path.join(folder, relative)), os.path.realpath(folder)
+    if os.path.commonpath([inside, root]) != root:
+        raise CheckpointError(f"{path}: module path {relative!r} leads out of the folder; "
+                              "refused (a module's files must lie inside it).")
+    return inside
 
 
 def _max_seq_length(folder):
