@@ -19,7 +19,7 @@ import keras
 import tensorflow as tf
 
 from bert_tf.checkpoints import weight_map
-from bert_tf.checkpoints.tf_hub import encoder_weights
+from bert_tf.checkpoints.tf_hub import saved_model_variables
 from bert_tf.export.serving_module import captured_variables
 from bert_tf.models.bert_encoder import ENCODER_INPUTS
 from bert_tf.tokenization.bert_preprocessor import BertPreprocessor
@@ -112,7 +112,7 @@ class PreprocessorModule(tf.Module):
 
 class _ModelGardenWeights:
     """The encoder's (and masked-LM head's) weights as tf.Variables named and shaped as Model
-    Garden's TF Hub export holds them (`encoder_weights.TABLE`), so TF Hub readers, bert_tf's
+    Garden's TF Hub export holds them (`tf_hub.saved_model_variables`), so TF Hub readers, bert_tf's
     own included, read the SavedModel like TF Hub's BERTs; `scope(training, heads)` makes the
     Keras layers compute with them.
 
@@ -124,17 +124,12 @@ class _ModelGardenWeights:
     def __init__(self, encoder, masked_lm=None):
         layers = [encoder] + ([masked_lm] if masked_lm is not None else [])
         weights = weight_map.model_weights(*layers)
-        rules = weight_map.expand(encoder_weights.TABLE, encoder.config.num_hidden_layers,
-                                  ["masked_lm"] if masked_lm is not None else [])
-        tensors = weight_map.export_to(rules, weights)
-        num_heads = encoder.config.num_attention_heads
         # (weight group, Keras weight, tf.Variable), the groups as `weight_map.expand` has them.
         self.pairs = [
-            (rule.target.split("/")[0], weights[rule.target], tf.Variable(
-                tf.reshape(tensors[rule.source], encoder_weights.model_garden_shape(
-                    rule.source, tensors[rule.source].shape, num_heads)),
-                name=rule.source, trainable=weights[rule.target].trainable))
-            for rule in rules]
+            (target.split("/")[0], weights[target],
+             tf.Variable(value, name=name, trainable=weights[target].trainable))
+            for target, name, value in saved_model_variables(
+                weights, encoder.config, ["masked_lm"] if masked_lm is not None else [])]
         # Dropout's seed states: fresh random seeds in training, as Model Garden's stateful
         # dropout, so the SavedModel holds no variable a TF Hub encoder lacks.
         self.seeds = [variable for layer in layers for variable in layer.variables

@@ -1,12 +1,15 @@
 """One parametrized test over `registry.FORMATS`: every format, one fixture folder each.
 
-For each format: its fixture is recognised by it and by no other entry, described, read
-(outputs equal the reference its own library computed, where one exists), and written and
-read back by every format bert_tf writes. A new format adds its fixture to `FIXTURES`
+For each format: its sub-package has the same four files (`__init__.py` naming its `FORMAT`,
+`layout.py` recognising and describing, `reader.py` reading, `writer.py` where bert_tf writes
+it), its fixture is recognised by it and by no other entry, described, read (outputs equal the
+reference its own library computed, where one exists), and written and read back by every
+format bert_tf writes. A new format adds its fixture to `FIXTURES`
 (checkpoints/ADDING_A_FORMAT.md); `test_every_format_has_a_fixture` holds that.
 """
 
 import dataclasses
+import importlib
 import os
 import shutil
 
@@ -154,6 +157,20 @@ def test_every_format_has_a_fixture():
     assert sorted(FIXTURES) == sorted(NAMES), "add the new format's fixture to FIXTURES"
     names = [name for entry in FORMATS for name in entry.names]
     assert len(names) == len(set(names)), f"two formats share a name: {names}"
+
+
+@pytest.mark.parametrize("entry", FORMATS, ids=NAMES)
+def test_laid_out_in_the_same_four_files(entry):
+    package_name, _, module = entry.recognise.__module__.rpartition(".")
+    assert module == "layout" and package_name.startswith("bert_tf.checkpoints.")
+    package = importlib.import_module(package_name)
+    assert package.FORMAT is entry
+    layout = importlib.import_module(f"{package.__name__}.layout")
+    reader = importlib.import_module(f"{package.__name__}.reader")
+    assert (entry.recognise, entry.describe) == (layout.recognise, layout.describe)
+    assert entry.read is reader.read
+    if entry.write is not None:
+        assert entry.write is importlib.import_module(f"{package.__name__}.writer").write
 
 
 def test_recognised_as_itself_and_no_other(format_fixture):

@@ -13,7 +13,7 @@ import pytest
 
 from bert_tf.checkpoints import registry
 from bert_tf.checkpoints.convert import convert_checkpoint
-from bert_tf.checkpoints.keras_hub import preset as preset_lib
+from bert_tf.checkpoints.keras_hub import layout as keras_hub_layout
 from bert_tf.checkpoints.keras_hub import writer
 from bert_tf.errors import CheckpointError
 from bert_tf.file_io import OutputExistsError
@@ -66,7 +66,7 @@ def test_each_preset_is_recognised_as_keras_hub(name):
 
 
 def test_a_hugging_face_folder_is_not_a_preset():
-    assert not preset_lib.is_preset(HF_FOLDER)
+    assert not keras_hub_layout.recognise(HF_FOLDER)
 
 
 def test_backbone_outputs_equal_keras_hub(read_fixtures, references):

@@ -15,7 +15,7 @@ import pytest
 import tensorflow as tf
 
 from bert_tf.checkpoints import registry
-from bert_tf.checkpoints.tf_hub import encoder_weights, reader, saved_model
+from bert_tf.checkpoints.tf_hub import encoder_weights, layout, reader, saved_model
 from bert_tf.errors import CheckpointError
 from tests.entry_points import call_entry_point
 
@@ -135,7 +135,7 @@ def test_shapes_and_graphs_unlike_bert_refused_by_name():
         encoder_weights.infer_config({**variables, query: (16, 4, 8)}, "gelu_new", ENCODER)
     both = dataclasses.replace(contents, ops=contents.ops | {"Erf"})
     with pytest.raises(CheckpointError, match=r"cannot tell .* \['gelu', 'gelu_new'\]"):
-        reader.hidden_act(both)
+        layout.hidden_act(both)
 
 
 def test_version_1_hub_bert_refused_saying_which_to_take(tmp_path):

@@ -22,6 +22,11 @@ from absl import logging
 
 from bert_tf.checkpoints import model_dir as model_dir_lib
 from bert_tf.checkpoints import weight_map
+from bert_tf.checkpoints.google_research.layout import (
+    HEAD_VARIABLES,
+    NAME,
+    checkpoint_prefix,
+)
 from bert_tf.checkpoints.pretrained import Pretrained
 from bert_tf.checkpoints.tokenizer_json import FolderVocab, choose_lower_case
 from bert_tf.checkpoints.weight_map import LAYER, Rule
@@ -29,18 +34,10 @@ from bert_tf.configs import BertConfig
 from bert_tf.errors import checkpoint_read_error
 from bert_tf.tokenization import vocab as vocab_lib
 
-NAME = "google_research"
-CHECKPOINT = "bert_model.ckpt"
-# The pretraining heads and the variable that says a checkpoint holds each.
-HEAD_VARIABLES = {"masked_lm": "cls/predictions/output_bias",
-                  "next_sentence": "cls/seq_relationship/output_weights"}
-
 # Optimizer state and step counters that pretraining checkpoints also hold.
 _SLOT_SUFFIXES = ("/adam_m", "/adam_v")
 _IGNORED = ("global_step",)
 
-
-POSITION_EMBEDDINGS = "bert/embeddings/position_embeddings"
 
 # Our weight path <- google-research TF1 variable name.
 TABLE = weight_map.bert_rules(weight_map.Spelling(
@@ -77,13 +74,6 @@ def read_tf1_checkpoint(ckpt_prefix):
             raise checkpoint_read_error(ckpt_prefix, error) from None
 
     return weight_map.TensorSource(shapes, read, where=ckpt_prefix)
-
-
-def checkpoint_prefix(path):
-    """The TF1 checkpoint prefix of `path`: the prefix itself, or a folder's
-    `bert_model.ckpt`."""
-    path = os.fspath(path).rstrip(os.sep) or os.sep
-    return path if tf.io.gfile.exists(path + ".index") else os.path.join(path, CHECKPOINT)
 
 
 def read(path, do_lower_case=None, bert_config_file=None, vocab_file=None):

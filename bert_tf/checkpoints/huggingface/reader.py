@@ -21,15 +21,14 @@ from absl import logging
 
 from bert_tf.checkpoints import weight_map
 from bert_tf.checkpoints.huggingface import architectures, safetensors_file
-from bert_tf.checkpoints.huggingface.sentence_transformers import read_sentence_pooling
 from bert_tf.checkpoints.huggingface.architectures import ARCHITECTURES, CONFIG_FILE, TASK_HEAD
+from bert_tf.checkpoints.huggingface.layout import NAME
+from bert_tf.checkpoints.huggingface.sentence_transformers import read_sentence_pooling
 from bert_tf.checkpoints.pretrained import Pretrained
 from bert_tf.checkpoints.tokenizer_json import TOKENIZER_FILE, VOCAB_FILE, read_folder_vocab
 from bert_tf.configs import BertConfig
 from bert_tf.errors import CheckpointError
 from bert_tf.file_io import read_json_object
-
-FORMAT_NAME = "huggingface"
 
 
 def _vocab(folder, do_lower_case):
@@ -118,10 +117,10 @@ def read(path, do_lower_case=None):
     dropout = values.get("classifier_dropout")
     logging.info("Read %s (%s, %d tensors).", source.where, architecture, len(rules))
     return Pretrained(
-        format=FORMAT_NAME, path=folder, config=config, encoder=encoder,
+        format=NAME, path=folder, config=config, encoder=encoder,
         head=described["head"], vocab=vocab, lower_case=lower_case, heads=head_layers,
         task_head=task_head, label_names=described["label_names"],
         problem_type=described["problem_type"],
         dropout_rate=dropout if isinstance(dropout, (int, float)) else None,
         has_pooler=has_pooler, architecture=architecture,
-        sentence_pooling=read_sentence_pooling(folder), model_info={"source": FORMAT_NAME})
+        sentence_pooling=read_sentence_pooling(folder), model_info={"source": NAME})

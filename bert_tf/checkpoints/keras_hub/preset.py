@@ -56,7 +56,7 @@ LAYER_NORM_EPS = 1e-12
 MASKED_LM_ACT = "gelu"
 MASKED_LM_LAYER_NORM_EPS = 1e-5
 # keras-hub's (and keras_nlp's, its former name) prefix of `registered_name`.
-_PACKAGES = ("keras_hub>", "keras_nlp>")
+PACKAGES = ("keras_hub>", "keras_nlp>")
 # The tokenizer settings bert_tf's WordPiece shares; another value is refused.
 _TOKENIZER_DEFAULTS = {"split": True, "suffix_indicator": "##", "oov_token": "[UNK]"}
 
@@ -96,7 +96,7 @@ class Preset:
 def _class_name(values, path):
     """`class_name` of a Keras-serialized object, checked to be keras-hub's."""
     registered = values.get("registered_name")
-    if not isinstance(registered, str) or not registered.startswith(_PACKAGES):
+    if not isinstance(registered, str) or not registered.startswith(PACKAGES):
         raise CheckpointError(f"{path}: `registered_name` is {registered!r}, not a keras-hub "
                               "class (\"keras_hub>...\").")
     return registered.split(">", 1)[1]
@@ -107,22 +107,6 @@ def _object_config(values, path):
     if not isinstance(config, dict):
         raise CheckpointError(f"{path}: `config` must be an object.")
     return config
-
-
-def is_preset(folder):
-    """Whether `folder` is a keras-hub preset: `config.json` naming a keras-hub class, and
-    `metadata.json` or `model.weights.h5` beside it."""
-    if not (os.path.isdir(folder) and os.path.isfile(os.path.join(folder, CONFIG_FILE))):
-        return False
-    if not any(os.path.isfile(os.path.join(folder, name)) for name in
-               (METADATA_FILE, "model.weights.h5", SHARDED_WEIGHTS_FILE)):
-        return False
-    try:
-        values = read_json_object(os.path.join(folder, CONFIG_FILE))
-    except CheckpointError:
-        return False
-    registered = values.get("registered_name")
-    return isinstance(registered, str) and registered.startswith(_PACKAGES)
 
 
 def _number(config, key, path, kind=int, minimum=1):

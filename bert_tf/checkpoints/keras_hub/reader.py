@@ -22,20 +22,16 @@ import keras
 from absl import logging
 
 from bert_tf.checkpoints import weight_map
-from bert_tf.checkpoints.format import FolderDescription
 from bert_tf.checkpoints.keras_hub import preset as preset_lib
 from bert_tf.checkpoints.keras_hub import weights_file
+from bert_tf.checkpoints.keras_hub.layout import HEADS, NAME
 from bert_tf.checkpoints.pretrained import Pretrained
 from bert_tf.checkpoints.tokenizer_json import FolderVocab
 from bert_tf.errors import CheckpointError
 from bert_tf.tokenization import vocab as vocab_lib
 
-NAME = "keras_hub"
-TITLE = "keras-hub preset"
 # Our name of the standalone task-head layer the classifier's `logits` Dense is read into.
 TASK_HEAD = "task_head"
-HEADS = {None: "encoder", preset_lib.CLASSIFIER: "classifier",
-         preset_lib.MASKED_LM: "pretrainer"}
 
 
 def _weights_files(preset):
@@ -112,17 +108,3 @@ def read(path, do_lower_case=None):
         model_info={"source": NAME, "keras_hub_class": preset.task or preset_lib.BACKBONE})
 
 
-def describe(path):
-    """A `FolderDescription` of a preset from its JSON files (no weights read)."""
-    preset = preset_lib.read_preset(path)
-    files = [name for name in (weights_file.MODEL_WEIGHTS_FILE, weights_file.TASK_WEIGHTS_FILE)
-             if preset.has(name)]
-    return FolderDescription(
-        path=os.fspath(path), format=NAME, weights=files,
-        title=TITLE + (f", preprocessor sequence_length {preset.sequence_length}"
-                       if preset.sequence_length else ""),
-        architecture=preset.task or preset_lib.BACKBONE, head=HEADS[preset.task],
-        num_labels=preset.num_classes,
-        pretraining_heads=["masked_lm"] if preset.task == preset_lib.MASKED_LM else [],
-        vocab=preset.vocab_file, lower_case=preset.lower_case,
-        max_position_embeddings=preset.config.max_position_embeddings)

@@ -1,4 +1,4 @@
-"""Where a Model Garden checkpoint keeps its encoder and heads, found in its object graph.
+"""A Model Garden checkpoint recognised and described: where it keeps its encoder and heads.
 
 Model Garden (tensorflow/models, `official/nlp`) saves BERTs as TF2 object-based checkpoints
 beside `bert_config.json` and `vocab.txt`, in three layouts its
@@ -19,9 +19,17 @@ import os
 
 import tensorflow as tf
 
+from bert_tf.checkpoints import model_dir as model_dir_lib
+from bert_tf.checkpoints.format import FolderDescription
 from bert_tf.checkpoints.model_garden.object_graph import read_object_graph
 from bert_tf.errors import CheckpointError
+from bert_tf.file_io import read_json_object
 
+NAME = "model_garden"
+TITLE = "Model Garden TF2 checkpoint"
+# Model Garden's class of each layout's model.
+_ARCHITECTURES = {"encoder": "BertEncoder", "model": "BertEncoder",
+                  "pretrainer": "BertPretrainerV2"}
 # The root objects a checkpoint may keep its model under, in the order they are tried.
 MODEL_KEYS = ("encoder", "model")
 MASKED_LM_KEY = "masked_lm"
@@ -136,3 +144,55 @@ def read_layout(prefix):
     if layout is None:
         raise _no_encoder(prefix, graph)
     return layout
+
+
+def _checkpoint(path):
+    """`(folder, prefix)` of a Model Garden candidate: `bert_config.json` beside a TF
+    checkpoint that is not a model directory's `model.ckpt`; else None."""
+    path = os.fspath(path)
+    folder = path if os.path.isdir(path) else os.path.dirname(path)
+    if not os.path.isfile(os.path.join(folder, model_dir_lib.CONFIG_NAME)):
+        return None
+    prefix = find_prefix(path)
+    if prefix is None or os.path.basename(prefix) == model_dir_lib.CHECKPOINT_PREFIX:
+        return None
+    return os.path.dirname(prefix), prefix
+
+
+def recognise(path):
+    """`bert_config.json` beside a TF2 checkpoint whose object graph holds a Model Garden
+    `BertEncoder` (or `BertPretrainerV2`) under `encoder` or `model`.
+
+    Reads the checkpoint's index and object graph, no weights.
+
+    Raises:
+      CheckpointError: an object-based checkpoint beside `bert_config.json` with neither
+        `encoder`, `model` nor `masked_lm`: what it holds is named.
+    """
+    found = _checkpoint(path)
+    if found is None:
+        return False
+    return recognised_layout(found[1]) is not None
+
+
+def checkpoint_layout(path):
+    folder, prefix = _checkpoint(path)
+    return folder, prefix, read_layout(prefix)
+
+
+def describe(path):
+    """The layout, its model class and heads, and the vocab, from the object graph; the
+    position table's length from `bert_config.json` (`read` checks the table against it)."""
+    folder, prefix, layout = checkpoint_layout(path)
+    vocab = os.path.join(folder, model_dir_lib.VOCAB_NAME)
+    positions = read_json_object(
+        os.path.join(folder, model_dir_lib.CONFIG_NAME)).get("max_position_embeddings")
+    return FolderDescription(
+        os.fspath(path), NAME, f"{TITLE}, `{layout.name}` layout",
+        weights=[os.path.basename(prefix) + ".*"],
+        architecture=_ARCHITECTURES[layout.name] + (
+            f" + {NEXT_SENTENCE_POOLER_KEY}" if layout.next_sentence_pooler else ""),
+        head="pretrainer" if layout.masked_lm is not None else "encoder",
+        pretraining_heads=["masked_lm"] if layout.masked_lm is not None else [],
+        vocab=vocab if os.path.isfile(vocab) else None,
+        max_position_embeddings=positions if isinstance(positions, int) else None)

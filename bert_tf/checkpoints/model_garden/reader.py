@@ -16,13 +16,21 @@ import os
 
 from absl import logging
 
+from bert_tf.checkpoints import model_dir as model_dir_lib
 from bert_tf.checkpoints import weight_map
 from bert_tf.checkpoints.model_dir import CONFIG_NAME
-from bert_tf.checkpoints.model_garden.layout import NEXT_SENTENCE_POOLER_KEY
+from bert_tf.checkpoints.model_garden.layout import (
+    NAME,
+    NEXT_SENTENCE_POOLER_KEY,
+    checkpoint_layout,
+)
+from bert_tf.checkpoints.pretrained import Pretrained
+from bert_tf.checkpoints.tokenizer_json import FolderVocab
 from bert_tf.checkpoints.weight_map import LAYER, Rule, dense_rules, norm_rules
 from bert_tf.configs import BertConfig
 from bert_tf.errors import CheckpointError
 from bert_tf.file_io import read_json_object
+from bert_tf.tokenization.vocab import load_vocab
 
 # bert_config.json keys that Model Garden's `BertConfig` writes beside google-research's.
 EMBEDDING_SIZE = "embedding_size"
@@ -202,3 +210,33 @@ def read_models(layout, config, prefix, copy_pooler_dense_to_encoder=False,
     logging.info("Read %d tensors from %s (layout %s, heads: %s).", len(rules), prefix,
                  layout.name, heads or "none")
     return encoder, head_layers
+
+
+def read(path, do_lower_case=None, copy_pooler_dense_to_encoder=False):
+    """The encoder and masked-LM head (where held) as a `Pretrained`.
+
+    Args:
+      copy_pooler_dense_to_encoder: take the pooler from the next-sentence head's
+        `next_sentence.pooler_dense` (the one Model Garden's BERT pretraining trains), as
+        Model Garden's TF Hub export does under that name; by default the encoder's own, so
+        `pooled_output` equals Model Garden's `BertEncoder`'s.
+
+    Raises:
+      FileNotFoundError: no `vocab.txt`.
+      CheckpointError: no encoder, an embedding projection, or tensors missing, left over,
+        shaped unlike `bert_config.json` or not finite (named).
+    """
+    folder, prefix, layout = checkpoint_layout(path)
+    config = read_config(folder)
+    vocab_file = os.path.join(folder, model_dir_lib.VOCAB_NAME)
+    if not os.path.isfile(vocab_file):
+        raise FileNotFoundError(f"{folder} has no {model_dir_lib.VOCAB_NAME}: the WordPiece "
+                                "vocabulary is needed to tokenize text.")
+    vocab = FolderVocab(load_vocab(vocab_file), vocab_file)  # Model Garden records no casing
+    encoder, heads = read_models(
+        layout, config, prefix, copy_pooler_dense_to_encoder,
+        os.path.join(folder, model_dir_lib.CONFIG_NAME))
+    return Pretrained(NAME, os.fspath(path), config, encoder,
+                      "pretrainer" if heads else "encoder", vocab,
+                      vocab.choose_lower_case(do_lower_case), heads=heads,
+                      model_info={"model_garden_layout": layout.name})

@@ -1,11 +1,7 @@
-"""Keras `.keras` files as a registry format: described, never read as a checkpoint.
-
-A `.keras` file is a whole saved Keras model (a zip of `config.json`, weights and assets);
-`keras.saving.load_model` loads it with its own classes, so bert_tf only says what it is
-(`describe`) and points there from `read`.
+"""A Keras `.keras` file recognised by its name and described from its zip's `config.json`.
 
 Example:
->>> FORMAT.describe("classifier.keras").architecture   # doctest: +SKIP
+>>> describe("classifier.keras").architecture   # doctest: +SKIP
 'TextClassifier'
 """
 
@@ -13,7 +9,7 @@ import json
 import os
 import zipfile
 
-from bert_tf.checkpoints.format import FolderDescription, Format
+from bert_tf.checkpoints.format import FolderDescription
 from bert_tf.errors import CheckpointError
 
 NAME = "keras"
@@ -38,14 +34,3 @@ def describe(path):
         os.fspath(path), NAME, TITLE, weights=[os.path.basename(path)],
         architecture=config.get("class_name") if isinstance(config, dict) else None,
         vocab=VOCAB_ASSET_HINT if has_vocab else None)
-
-
-def read(path, do_lower_case=None):
-    """Refuses: a `.keras` file is loaded with `keras.saving.load_model`."""
-    del do_lower_case
-    raise CheckpointError(f"{path}: a {TITLE} is not read as a checkpoint; load it with "
-                          "keras.saving.load_model.")
-
-
-FORMAT = Format(name=NAME, title=TITLE, layout="a .keras file", recognise=recognise,
-                describe=describe, read=read)
