@@ -23,10 +23,10 @@ import os
 import sys
 
 
-
 @contextlib.contextmanager
 def _stderr_to_devnull():
-    """Points file descriptor 2 at /dev/null (C++ logging, child processes); yields a copy of the old one."""
+    """Points file descriptor 2 at /dev/null (C++ logging, child processes); yields a copy of the
+    old one."""
     sys.stderr.flush()
     saved, devnull = os.dup(2), os.open(os.devnull, os.O_WRONLY)
     os.dup2(devnull, 2)
@@ -73,7 +73,8 @@ class _QuietTensorFlowFinder(importlib.abc.MetaPathFinder):
 
 
 def _import_tensorflow_quietly():
-    """Makes TensorFlow's first import quiet (no C++ start-up lines), unless the user asked for them.
+    """Makes TensorFlow's first import quiet (no C++ start-up lines), unless the user asked for
+    them.
 
     `TF_CPP_MIN_LOG_LEVEL=3` hides TensorFlow's C++ logging; the lines that Abseil writes
     before its logging is initialised (oneDNN, CUDA drivers) ignore it, so the import and the
@@ -201,10 +202,12 @@ def log_to_file(output_dir):
 
 
 class _NotFromBeam(std_logging.Filter):
-    """Drops what Apache Beam logs below CRITICAL (from its modules or forwarded from its workers)."""
+    """Drops what Apache Beam logs below CRITICAL (from its modules or forwarded from its
+    workers)."""
 
     def filter(self, record):
-        return record.levelno >= std_logging.CRITICAL or f"{os.sep}apache_beam{os.sep}" not in record.pathname
+        beam_module = f"{os.sep}apache_beam{os.sep}" in record.pathname
+        return record.levelno >= std_logging.CRITICAL or not beam_module
 
 
 @contextlib.contextmanager
@@ -229,7 +232,8 @@ def quiet_beam(pipeline_options):
         return
     handler, beam_filter = logging.get_absl_handler(), _NotFromBeam()
     handler.addFilter(beam_filter)
-    with _stderr_to_devnull() as console_fd, os.fdopen(os.dup(console_fd), "w", buffering=1) as console:
+    with _stderr_to_devnull() as console_fd, os.fdopen(os.dup(console_fd), "w",
+                                                       buffering=1) as console:
         saved_stderr, sys.stderr = sys.stderr, console
         saved_stream = handler.python_handler.setStream(console)
         try:

@@ -16,16 +16,17 @@ Example (an entry point):
 import dataclasses
 import sys
 
-from bert_tf import cli  # first: it quiets TensorFlow before TensorFlow loads
-
 import tensorflow as tf  # noqa: E402
 from absl import flags, logging  # noqa: E402
 
+from bert_tf import cli  # first: it quiets TensorFlow before TensorFlow loads
+from bert_tf.finetuning.driver import check_run, num_train_steps, run_finetuning, training_strategy  # noqa: E402
+from bert_tf.finetuning.options import (  # noqa: E402
+    RESUMABLE_CHANGES,
+    FinetuningOptions,
+    check_finetuning_options,
+)
 from bert_tf.options import OptionError  # noqa: E402
-from bert_tf.finetuning.driver import (  # noqa: E402
-    check_run, num_train_steps, run_finetuning, training_strategy)
-from bert_tf.finetuning.options import (RESUMABLE_CHANGES, FinetuningOptions,  # noqa: E402
-                                   check_finetuning_options)
 from bert_tf.training.distribution import is_chief  # noqa: E402
 from bert_tf.training.run_directory import release_output_dir, write_settings  # noqa: E402
 

@@ -9,13 +9,12 @@ label). Each choice is scored as the pair (sent1, sent2 + ending); the metric is
 
 import os
 
-from bert_tf import finetuning_cli  # first: it quiets TensorFlow before TensorFlow loads
-
 from absl import flags  # noqa: E402
 
-from bert_tf.options import OptionError  # noqa: E402
+from bert_tf import finetuning_cli  # first: it quiets TensorFlow before TensorFlow loads
 from bert_tf.finetuning import swag  # noqa: E402
 from bert_tf.finetuning.adapters import choice_adapter  # noqa: E402
+from bert_tf.options import OptionError  # noqa: E402
 from bert_tf.tokenization.bert_preprocessor import BertPreprocessor  # noqa: E402
 
 finetuning_cli.define_flags()

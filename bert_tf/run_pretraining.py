@@ -6,16 +6,15 @@ Flags follow google-research/bert's run_pretraining.py. Rerunning the same comma
 from the newest checkpoint in --output_dir; the end writes a model directory there.
 """
 
-from bert_tf import cli  # First: quiets TensorFlow's C++ start-up logging.
-
 import time  # noqa: E402
 
 from absl import logging  # noqa: E402
 
+from bert_tf import cli  # First: quiets TensorFlow's C++ start-up logging.
 from bert_tf.reporting.pretraining_summary import pretraining_summary  # noqa: E402
 from bert_tf.training.distribution import is_chief  # noqa: E402
 from bert_tf.training.options import PretrainingOptions  # noqa: E402
-from bert_tf.training.pretraining_runner import pretrain, prepare_pretraining  # noqa: E402
+from bert_tf.training.pretraining_runner import prepare_pretraining, pretrain  # noqa: E402
 
 cli.define_flags(PretrainingOptions)
 

@@ -11,13 +11,12 @@ the best span by more than --null_score_diff_threshold). --tfds_data_dir reads a
 TFDS squad/v1.1 or squad/v2.0 (train / validation splits) instead of the JSON files.
 """
 
-from bert_tf import finetuning_cli  # first: it quiets TensorFlow before TensorFlow loads
-
 from absl import flags  # noqa: E402
 
-from bert_tf.options import OptionError  # noqa: E402
+from bert_tf import finetuning_cli  # first: it quiets TensorFlow before TensorFlow loads
 from bert_tf.finetuning import squad_features, squad_reader  # noqa: E402
 from bert_tf.finetuning.adapters import squad_adapter  # noqa: E402
+from bert_tf.options import OptionError  # noqa: E402
 from bert_tf.tokenization.bert_tokenizer import BertTokenizer  # noqa: E402
 
 finetuning_cli.define_flags(defaults={"max_seq_length": 384})

@@ -25,13 +25,13 @@ import numpy as np
 import tensorflow as tf
 
 from bert_tf.checkpoints.registry import describe_folder
-from bert_tf.options import check_options, option
 from bert_tf.corpus_inference import windows
 from bert_tf.keras_tasks import SentenceEncoder, TextClassifier, TokenClassifier
 from bert_tf.keras_tasks.sentence_encoder import POOLINGS
-from bert_tf.keras_tasks.text_task import check_seq_length
 from bert_tf.keras_tasks.text_classifier import MULTI_LABEL
 from bert_tf.keras_tasks.text_inputs import TaskInputError
+from bert_tf.keras_tasks.text_task import check_seq_length
+from bert_tf.options import check_options, option
 
 HEADS = ("auto", "classifier", "token_classifier", "encoder")
 LONG_LINES = ("truncate", "windows")

@@ -31,7 +31,8 @@ def shard_name(index, num_shards, output_format):
 def write_shard(output_dir, index, num_shards, output_format, records):
     """Writes `records` (dicts, all with the same keys) as shard `index`; returns its path."""
     path = f"{output_dir}/{shard_name(index, num_shards, output_format)}"
-    partial = f"{output_dir}/.{shard_name(index, num_shards, output_format)}{_TEMPORARY}{uuid.uuid4().hex[:8]}"
+    partial = (f"{output_dir}/.{shard_name(index, num_shards, output_format)}{_TEMPORARY}"
+               f"{uuid.uuid4().hex[:8]}")
     if output_format == "parquet":
         _write_parquet(partial, records)
     else:
@@ -74,7 +75,8 @@ def shards(output_dir):
 def remove_partial(output_dir, shards_too=False):
     """Removes what a run left half written in `output_dir` (and its shards, `shards_too`)."""
     for name in file_io.listdir(output_dir):
-        if (name.startswith(".") and _TEMPORARY in name) or (shards_too and name.startswith(SHARD_PREFIX)):
+        if (name.startswith(".") and _TEMPORARY in name) or (shards_too
+                                                             and name.startswith(SHARD_PREFIX)):
             _remove(f"{output_dir}/{name}")
 
 

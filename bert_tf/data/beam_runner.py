@@ -26,7 +26,6 @@ from absl import logging
 from bert_tf import errors
 from bert_tf.data import document_reader
 
-
 _DASK_RUNNER = "apache_beam.runners.dask.dask_runner.DaskRunner"
 # Bag partitions a Dask run makes by default (one per input file, at most this many).
 MAX_DASK_PARTITIONS = 256
@@ -41,7 +40,8 @@ def pipeline_options(spec=None):
     """Parses `name=value,name=value` into Beam `PipelineOptions` (DirectRunner by default).
 
     Example:
-    >>> pipeline_options("runner=DirectRunner,direct_num_workers=2").get_all_options()["direct_num_workers"]
+    >>> options = pipeline_options("runner=DirectRunner,direct_num_workers=2")
+    >>> options.get_all_options()["direct_num_workers"]
     2
     """
     beam = import_beam()
@@ -69,11 +69,11 @@ def for_workers(paths):
 
 
 def dask_partitions(options, num_inputs):
-    """For a Dask run: sets `dask_npartitions` to one per input (at most 256) unless given; returns it.
+    """For a Dask run: sets `dask_npartitions` to one per input (at most 256) unless given.
 
     The DaskRunner's default (128 elements per partition) would put a corpus of up to 128 files
-    in one partition, hence on one worker, for the whole pipeline. Returns None for other runners
-    and where the options set `dask_partition_size`.
+    in one partition, hence on one worker, for the whole pipeline. Returns the count; None for
+    other runners and where the options set `dask_partition_size`.
     """
     if not is_dask(options):
         return None
@@ -104,7 +104,8 @@ def run(pipeline):
             address = pipeline.options.get_all_options().get("address") or "a new local cluster"
             raise errors.UserError(
                 f"no Dask scheduler answered at {address} ({error}): start one (`dask scheduler`, "
-                "then `dask worker <address>`) or fix dask_client_address in --beam_pipeline_options") from None
+                "then `dask worker <address>`) or fix dask_client_address in "
+                "--beam_pipeline_options") from None
         if is_dask(pipeline.options):
             _warn_idle_dask_threads(pipeline.options, result.client)
         result.wait_until_finish()
@@ -114,7 +115,8 @@ def run(pipeline):
             raise document_reader.InputError(message) from None
         raise
     finally:
-        client = getattr(result, "client", None)  # DaskRunner's; else it retries the scheduler forever.
+        # The DaskRunner's client; left open, it retries the scheduler forever.
+        client = getattr(result, "client", None)
         if client is not None:
             client.close()
         quiet.close()
@@ -142,7 +144,8 @@ def _quiet_dask_logs(options):
     forty lines a run) off the console until `.close()`, unless the options name
     `default_sdk_harness_log_level` (as for Beam's own logs, `cli.quiet_beam`)."""
     stack = contextlib.ExitStack()
-    if is_dask(options) and "default_sdk_harness_log_level" not in options.get_all_options(drop_default=True):
+    given = options.get_all_options(drop_default=True)
+    if is_dask(options) and "default_sdk_harness_log_level" not in given:
         logger = std_logging.getLogger("distributed")
         stack.callback(logger.setLevel, logger.level)
         logger.setLevel(std_logging.ERROR)

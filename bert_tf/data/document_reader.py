@@ -125,8 +125,8 @@ def read_documents(files, max_document_sentences=10000):
         if number == 0:
             logging.warning("%s: input file is empty", path)
         if skipped:
-            logging.warning("%s: skipped %d line(s) that are not UTF-8 text (the first ones are named above)",
-                            path, skipped)
+            logging.warning("%s: skipped %d line(s) that are not UTF-8 text (the first ones are "
+                            "named above)", path, skipped)
         if cut:
             logging.warning(
                 "%s: documents longer than %d sentences were cut into pieces; is the blank line "

@@ -30,7 +30,7 @@ class OpAuditError(UserError, ValueError):
     """A SavedModel uses ops that the target TF Serving release does not have."""
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _read_json(name):
     with open(os.path.join(_DATA_DIR, name), encoding="utf-8") as f:
         return json.load(f)

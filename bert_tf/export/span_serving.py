@@ -43,7 +43,8 @@ class SpanServing(BertServingModule):
     offsets), `score` (float32 `[B]`, start + end logit of the best span of at most
     `max_answer_length` tokens inside the (possibly truncated) context), `null_score` (the
     [CLS] span, SQuAD 2.0's no-answer score, paper §4.3), and the raw `start_logits` and
-    `end_logits [B, W]` (W: the packed width, see `serving_module`). An empty context gives answer "" at offsets 0 with the null score.
+    `end_logits [B, W]` (W: the packed width, see `serving_module`). An empty context gives answer
+    "" at offsets 0 with the null score.
     """
 
     def __init__(self, restored, seq_length=384, max_answer_length=MAX_ANSWER_LENGTH,

@@ -11,10 +11,10 @@ import os
 import tensorflow as tf
 
 from bert_tf import metrics as metrics_lib
-from bert_tf.models import BertClassifier, BertMultipleChoice, BertSpanLabeler, BertTokenClassifier
 from bert_tf.finetuning import conll, sentence_task, squad_features, squad_postprocess, swag
-from bert_tf.finetuning.task_adapter import TaskAdapter, predict_outputs
 from bert_tf.finetuning.glue import write_submission
+from bert_tf.finetuning.task_adapter import TaskAdapter, predict_outputs
+from bert_tf.models import BertClassifier, BertMultipleChoice, BertSpanLabeler, BertTokenClassifier
 from bert_tf.training.accuracy import top1_correct
 
 
@@ -140,7 +140,8 @@ def squad_adapter(train_features=None, eval_set=None, predict_set=None, version_
 
 
 def _tagging_loss(global_batch):
-    """Cross-entropy on labelled positions (first pieces), averaged over the batch's labelled tokens.
+    """Cross-entropy on labelled positions (first pieces), averaged over the batch's labelled
+    tokens.
 
     As the Model Garden's tagging task and Hugging Face's token classifiers: every labelled
     token weighs the same, whatever the length of its sentence. Each replica (or micro-batch)

@@ -12,9 +12,9 @@ import numpy as np
 import tensorflow as tf
 
 from bert_tf.errors import require_extra
-from bert_tf.options import OptionError
 from bert_tf.finetuning.sentence_task import SentenceExamples, SentenceTask
 from bert_tf.finetuning.table_reader import DataError
+from bert_tf.options import OptionError
 
 _COLA_COLUMNS = ("source", "label", "original_label", "sentence")
 _GLUE_PAIR_FILES = {"train": "train.tsv", "dev": "dev.tsv", "test": "test.tsv"}

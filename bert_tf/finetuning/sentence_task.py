@@ -6,9 +6,9 @@ import os
 import numpy as np
 
 from bert_tf import metrics as metrics_lib
-from bert_tf.layers.traced_call import traced_call
 from bert_tf.finetuning.table_reader import DataError, read_rows
 from bert_tf.finetuning.text_batches import text_batches
+from bert_tf.layers.traced_call import traced_call
 
 METRICS = {
     "accuracy": metrics_lib.accuracy,

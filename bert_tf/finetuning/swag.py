@@ -11,9 +11,9 @@ import dataclasses
 import numpy as np
 import tensorflow as tf
 
-from bert_tf.layers.traced_call import traced_call
 from bert_tf.finetuning.table_reader import DataError, read_rows
 from bert_tf.finetuning.text_batches import text_batches
+from bert_tf.layers.traced_call import traced_call
 
 NUM_CHOICES = 4
 

@@ -6,8 +6,8 @@ import dataclasses
 import numpy as np
 import tensorflow as tf
 
-from bert_tf.layers.traced_call import traced_call
 from bert_tf.finetuning.table_reader import DataError
+from bert_tf.layers.traced_call import traced_call
 
 
 @dataclasses.dataclass

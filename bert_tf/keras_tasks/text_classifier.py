@@ -133,7 +133,8 @@ class TextClassifier(TextTask, BertClassifier):
     def check_label_spec(self, spec):
         integer = spec.dtype.is_integer
         if self.problem_type == MULTI_LABEL:
-            if not (integer or spec.dtype.is_floating or spec.dtype.is_bool) or spec.shape.rank != 2:
+            numeric = integer or spec.dtype.is_floating or spec.dtype.is_bool
+            if not numeric or spec.shape.rank != 2:
                 raise TaskInputError(f"A multi-label classifier's labels must be 0/1 rows "
                                      f"[B, {self.num_classes}]; they are {spec}.")
             return

@@ -19,8 +19,8 @@ import tensorflow as tf
 
 from bert_tf.data.autotune import without_autotune
 from bert_tf.errors import UserError
-from bert_tf.layers.traced_call import traced_call
 from bert_tf.finetuning.length_bucketing import length_sorted_batches
+from bert_tf.layers.traced_call import traced_call
 
 DEFAULT_BATCH_SIZE = 32
 

@@ -5,12 +5,12 @@ import numpy as np
 import tensorflow as tf
 
 from bert_tf.data.autotune import without_autotune
+from bert_tf.finetuning import conll
+from bert_tf.finetuning.length_bucketing import length_sorted_batches, trim_to_longest
 from bert_tf.keras_tasks.text_inputs import DEFAULT_BATCH_SIZE, TaskInputError
 from bert_tf.keras_tasks.text_task import TextTask, check_preprocessor
 from bert_tf.layers.traced_call import traced_call
 from bert_tf.models import BertTokenClassifier
-from bert_tf.finetuning import conll
-from bert_tf.finetuning.length_bucketing import length_sorted_batches, trim_to_longest
 
 
 def _word_lists(x):

@@ -159,7 +159,8 @@ class MultiHeadSelfAttention(keras.layers.Layer):
         scores = tf.cast(tf.matmul(query, key, transpose_b=True), tf.float32)  # [B, N, K, S]
         if attention_mask is None:
             # expand_dims, not [:, None, None, :]: TFLite has no builtin for a new-axis slice.
-            allowed = tf.expand_dims(tf.expand_dims(tf.cast(input_mask, tf.bool), 1), 1)  # [B,1,1,S]
+            # [B,1,1,S]
+            allowed = tf.expand_dims(tf.expand_dims(tf.cast(input_mask, tf.bool), 1), 1)
         else:
             if query_positions is not None:  # the mask's rows of the queries: [B, 1, K, S]
                 attention_mask = tf.gather(attention_mask, query_positions, axis=2, batch_dims=1)

@@ -4,7 +4,8 @@ import keras
 
 
 def truncated_normal(stddev):
-    """Truncated normal with `stddev = initializer_range`, as google-research's `create_initializer`."""
+    """Truncated normal with `stddev = initializer_range`, as google-research's
+    `create_initializer`."""
     return keras.initializers.TruncatedNormal(stddev=stddev)
 
 

@@ -1,4 +1,5 @@
-"""One traced graph per Keras layer or model, shared by every dataset and evaluation that calls it."""
+"""One traced graph per Keras layer or model, shared by every dataset and evaluation that calls
+it."""
 
 import weakref
 

@@ -9,7 +9,6 @@ import collections
 import dataclasses
 
 
-
 def _split(tag):
     """`B-PER` → (`B`, `PER`); tags without a hyphen have the empty type. Hyphens may recur."""
     prefix, hyphen, kind = tag.partition("-")

@@ -3,8 +3,7 @@
 import keras
 
 from bert_tf.models.bert_encoder import encoder_inputs
-from bert_tf.models.task_model import (BertTaskModel, check_encoder, dropout_and_dense,
-                                       pooled_output)
+from bert_tf.models.task_model import BertTaskModel, check_encoder, dropout_and_dense, pooled_output
 
 
 @keras.saving.register_keras_serializable(package="bert_tf")
@@ -19,8 +18,10 @@ class BertClassifier(BertTaskModel):
     Returns float32 `logits` `[B, num_classes]`.
 
     Example:
-    >>> classifier = BertClassifier(BertEncoder.from_pretrained(model_dir), num_classes=3)  # doctest: +SKIP
-    >>> classifier.compile(optimizer="adam", loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))  # doctest: +SKIP
+    >>> encoder = BertEncoder.from_pretrained(model_dir)  # doctest: +SKIP
+    >>> classifier = BertClassifier(encoder, num_classes=3)  # doctest: +SKIP
+    >>> loss = keras.losses.SparseCategoricalCrossentropy(from_logits=True)  # doctest: +SKIP
+    >>> classifier.compile(optimizer="adam", loss=loss)  # doctest: +SKIP
     """
 
     @staticmethod

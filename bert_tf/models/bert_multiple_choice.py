@@ -4,8 +4,7 @@ import keras
 import tensorflow as tf
 
 from bert_tf.models.bert_encoder import ENCODER_INPUTS
-from bert_tf.models.task_model import (BertTaskModel, check_encoder, dropout_and_dense,
-                                       pooled_output)
+from bert_tf.models.task_model import BertTaskModel, check_encoder, dropout_and_dense, pooled_output
 
 
 @keras.saving.register_keras_serializable(package="bert_tf")

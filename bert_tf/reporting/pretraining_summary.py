@@ -38,7 +38,8 @@ def _metric_lines(eval_metrics):
     if "nsp_accuracy" in eval_metrics:
         majority = eval_metrics.get("nsp_majority_baseline")
         lines.append(f"  NSP accuracy       {eval_metrics['nsp_accuracy']:.4f}"
-                     + (f"   (majority-label guess {majority:.4f})" if majority is not None else ""))
+                     + (f"   (majority-label guess {majority:.4f})" if majority is not None
+                        else ""))
     return lines
 
 
@@ -63,7 +64,8 @@ def _real_tokens_share(result, history):
     for entry in history:
         if "train/real_tokens" in entry:
             covered = entry["step"] - previous
-            steps, weighted, previous = steps + covered, weighted + covered * entry["train/real_tokens"], entry["step"]
+            steps, previous = steps + covered, entry["step"]
+            weighted += covered * entry["train/real_tokens"]
     if steps > 0:
         return weighted / steps
     return result.get("train", {}).get("real_tokens")

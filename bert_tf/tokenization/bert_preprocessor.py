@@ -36,9 +36,10 @@ def padded_width(lengths, seq_length, padding="fixed", bucket_lengths=None):
       bucket_lengths: increasing widths for "buckets", the last one `seq_length`.
 
     Returns:
-      `seq_length` as a Python int ("fixed": the shape stays static); an int32 scalar: the longest length rounded up to a multiple of
-      `PAD_TO_MULTIPLE_OF`, at most `seq_length` ("longest"); the smallest bucket length that
-      holds the longest ("buckets"). An empty batch gets the smallest width.
+      `seq_length` as a Python int ("fixed": the shape stays static); an int32 scalar: the longest
+      length rounded up to a multiple of `PAD_TO_MULTIPLE_OF`, at most `seq_length` ("longest"); the
+      smallest bucket length that holds the longest ("buckets"). An empty batch gets the smallest
+      width.
     """
     if padding == "fixed":
         return seq_length

@@ -7,8 +7,8 @@ number is the id, continuation pieces start with `##`.
 import dataclasses
 import os
 
-from absl import logging
 import tensorflow as tf
+from absl import logging
 
 from bert_tf.errors import UserError
 

@@ -32,11 +32,12 @@ def word_counts(lines, lower_case=True):
       A `collections.Counter` from word (str) to count. Special tokens typed in the text
       ("[CLS]") are left out: they are reserved anyway.
     """
-    words = normalization.normalized_words(tf.constant(lines, tf.string) if not tf.is_tensor(lines) else lines,
-                                           lower_case)[0].flat_values
+    words = normalization.normalized_words(tf.constant(lines, tf.string) if not tf.is_tensor(lines)
+                                           else lines, lower_case)[0].flat_values
     placeholder = normalization.PLACEHOLDER_START.encode("utf-8")
     counts = collections.Counter(words.numpy().tolist())
-    return collections.Counter({w.decode("utf-8"): c for w, c in counts.items() if not w.startswith(placeholder)})
+    return collections.Counter({w.decode("utf-8"): c for w, c in counts.items()
+                                if not w.startswith(placeholder)})
 
 
 def learn_vocab_from_counts(counts, vocab_size, num_unused=100, **learn_params):
@@ -47,7 +48,8 @@ def learn_vocab_from_counts(counts, vocab_size, num_unused=100, **learn_params):
     """
     if not counts:
         raise ValueError("learn_vocab: the text holds no words to learn a vocab from.")
-    return learner.learn(sorted(counts.items()), vocab_size, reserved_tokens(num_unused), **learn_params)
+    return learner.learn(sorted(counts.items()), vocab_size, reserved_tokens(num_unused),
+                         **learn_params)
 
 
 def learn_vocab(lines, vocab_size, lower_case=True, num_unused=100, batch_size=1024,

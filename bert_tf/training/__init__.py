@@ -1,1 +1,2 @@
-"""Training: distribution strategies, optimizers and schedules, the custom train loop, pretraining."""
+"""Training: distribution strategies, optimizers and schedules, the custom train loop,
+pretraining."""

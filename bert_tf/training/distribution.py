@@ -64,7 +64,8 @@ def get_strategy(name, tpu_address="", num_gpus=None,
     1
     """
     if name not in STRATEGIES:
-        raise ValueError(f"Unknown distribution strategy {name!r}; choose one of {list(STRATEGIES)}.")
+        raise ValueError(f"Unknown distribution strategy {name!r}; choose one of "
+                         f"{list(STRATEGIES)}.")
     if name == "one_device":
         return tf.distribute.OneDeviceStrategy(_accelerators()[0])
     if name == "mirrored":
@@ -100,7 +101,8 @@ def _check_tf_config():
         task = config["task"]
         index = int(task["index"])
     except (ValueError, KeyError, TypeError) as error:
-        example = '{"cluster": {"worker": ["host:port", ...]}, "task": {"type": "worker", "index": 0}}'
+        example = ('{"cluster": {"worker": ["host:port", ...]}, '
+                   '"task": {"type": "worker", "index": 0}}')
         raise OptionError("distribution_strategy", "multi_worker_mirrored",
                           f"TF_CONFIG must be JSON like {example}; {type(error).__name__}: "
                           f"{error}; received {raw!r}.") from None

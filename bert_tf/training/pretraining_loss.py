@@ -93,8 +93,9 @@ def majority_label_share(batches):
     counts = np.zeros(2)
     for batch in batches:
         labels = np.asarray(batch["next_sentence_labels"]).ravel()
-        weights = (np.asarray(batch["next_sentence_weights"]).ravel() if "next_sentence_weights" in batch
-                   else None)  # packed rows: empty slots weigh 0
+        # packed rows: empty slots weigh 0
+        weights = (np.asarray(batch["next_sentence_weights"]).ravel()
+                   if "next_sentence_weights" in batch else None)
         counts += np.bincount(labels, weights=weights, minlength=2)[:2]
     if not counts.sum():
         raise ValueError("No next-sentence labels in the batches.")

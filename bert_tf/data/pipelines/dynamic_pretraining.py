@@ -43,8 +43,8 @@ import functools
 import tensorflow as tf
 
 from bert_tf.data import document_reader
-from bert_tf.data.pipelines import masking
 from bert_tf.data.autotune import without_autotune
+from bert_tf.data.pipelines import masking
 from bert_tf.data.pipelines.pretraining_dataset import input_pipeline
 from bert_tf.tokenization.bert_preprocessor import truncate_seq_pair_lengths
 from bert_tf.tokenization.bert_tokenizer import BertTokenizer
@@ -74,7 +74,8 @@ def _census(files, unused_versions, max_document_sentences, num_pipelines):
     return documents, sizes
 
 
-def _window_size(files, max_document_sentences, num_pipelines, pipeline_id, use_next_sentence, max_window_bytes):
+def _window_size(files, max_document_sentences, num_pipelines, pipeline_id, use_next_sentence,
+                 max_window_bytes):
     """(documents per window, whether one window holds all of them) for this pipeline;
     checks that it has enough documents.
 
@@ -85,15 +86,16 @@ def _window_size(files, max_document_sentences, num_pipelines, pipeline_id, use_
     versions = tuple((tf.io.gfile.stat(f).length, tf.io.gfile.stat(f).mtime_nsec) for f in files)
     documents, sizes = _census(tuple(files), versions, max_document_sentences, num_pipelines)
     if not sum(documents):
-        raise document_reader.InputError(
-            f"{', '.join(files)}: no documents (every line is blank or unreadable); pretraining text "
-            "has one sentence per line and blank lines between documents")
+        raise document_reader.InputError(f"{', '.join(files)}: no documents (every line is blank "
+                                         "or unreadable); pretraining text has one sentence per "
+                                         "line and blank lines between documents")
     needed = 2 if use_next_sentence else 1
     if documents[pipeline_id] < needed:
-        raise document_reader.InputError(
-            f"input pipeline {pipeline_id} of {num_pipelines} gets {documents[pipeline_id]} of the "
-            f"{sum(documents)} documents in {', '.join(files)}; it needs {needed} (NotNext B comes from "
-            "another document): add documents or use fewer input pipelines")
+        raise document_reader.InputError(f"input pipeline {pipeline_id} of {num_pipelines} gets "
+                                         f"{documents[pipeline_id]} of the {sum(documents)} "
+                                         f"documents in {', '.join(files)}; it needs {needed} "
+                                         "(NotNext B comes from another document): add documents "
+                                         "or use fewer input pipelines")
     count, size = documents[pipeline_id], sizes[pipeline_id]
     if size <= max_window_bytes:
         return count, True
@@ -106,15 +108,21 @@ def _file_documents(file_index, path, compression, max_document_sentences):
     The key is `file_index * 2**32 + document_index_in_file`: the same in every epoch.
     """
     lines = tf.data.TextLineDataset(path, compression_type=compression)
-    lines = lines.filter(lambda line: tf.equal(tf.strings.unicode_transcode(
-        line, "UTF-8", "UTF-8", errors="replace"), line) & ~tf.strings.regex_full_match(line, "(?s).*\x00.*"))
+    lines = lines.filter(
+        lambda line: (
+            tf.equal(tf.strings.unicode_transcode(line, "UTF-8", "UTF-8", errors="replace"), line)
+            & ~tf.strings.regex_full_match(line, "(?s).*\x00.*")
+        )
+    )
     lines = lines.map(lambda line: tf.strings.regex_replace(line, f"^{_SPACE}+|{_SPACE}+$", ""))
-    lines = lines.concatenate(tf.data.Dataset.from_tensors(tf.constant("")))  # Closes the last document.
+    # Closes the last document.
+    lines = lines.concatenate(tf.data.Dataset.from_tensors(tf.constant("")))
 
     def step(state, line):
         index, sentences = state
         nonblank = tf.strings.length(line) > 0
-        grown = tf.concat([sentences, tf.boolean_mask(tf.reshape(line, [1]), tf.reshape(nonblank, [1]))], 0)
+        grown = tf.concat([sentences, tf.boolean_mask(tf.reshape(line, [1]),
+                                                      tf.reshape(nonblank, [1]))], 0)
         ready = (tf.size(grown) > 0) & (~nonblank | (tf.size(grown) >= max_document_sentences))
         kept = tf.cond(ready, lambda: tf.zeros([0], tf.string), lambda: grown)
         return (index + tf.cast(ready, tf.int64), kept), (ready, file_index * 2**32 + index, grown)
@@ -161,7 +169,8 @@ def _tokenized(documents, tokenizer, batch_size=64):
 
 
 def _target_length(chunk_seed, max_num_tokens, short_seq_prob):
-    """A chunk's target length: `max_num_tokens`, or with `short_seq_prob` a random one in [2, max]."""
+    """A chunk's target length: `max_num_tokens`, or with `short_seq_prob` a random one in [2,
+    max]."""
     draws = tf.random.stateless_uniform([2], seed=chunk_seed)
     short = 2 + tf.cast(draws[1] * tf.cast(max_num_tokens - 1, tf.float32), tf.int64)
     return tf.where(draws[0] < short_seq_prob, short, tf.cast(max_num_tokens, tf.int64))
@@ -173,7 +182,8 @@ def _first_reaching(offsets, value):
 
 
 def _pair(chunk_seed, start, end, target, offsets, doc_starts, doc, max_num_tokens):
-    """Piece ranges and label of one chunk's NSP pair: (a start, a length, b start, b length, label, valid).
+    """Piece ranges and label of one chunk's NSP pair: (a start, a length, b start, b length, label,
+    valid).
 
     A is the chunk's first sentences up to a random one; with probability 0.5 (or if the chunk has
     one sentence) B comes from a uniform other document of the window, from a uniform sentence on,
@@ -184,16 +194,22 @@ def _pair(chunk_seed, start, end, target, offsets, doc_starts, doc, max_num_toke
     draws = tf.random.stateless_uniform([4], seed=seeds[0])
     num_docs = tf.size(doc_starts, out_type=tf.int64) - 1
     num_sentences = end - start
-    a_end = start + tf.where(num_sentences >= 2,
-                             1 + tf.cast(draws[0] * tf.cast(num_sentences - 1, tf.float32), tf.int64), 1)
+    a_end = start + tf.where(num_sentences >= 2, 1
+                             + tf.cast(draws[0] * tf.cast(num_sentences - 1, tf.float32), tf.int64),
+                             1)
     random_next = ((num_sentences == 1) | (draws[1] < 0.5)) & (num_docs > 1)
     a_start, length_a = offsets[start], offsets[a_end] - offsets[start]
-    # NotNext: whole sentences of the other document while the pieces before each stay short of the target.
+    # NotNext: whole sentences of the other document while the pieces before each stay short of the
+    #     target.
     other = (doc + 1 + tf.cast(draws[2] * tf.cast(num_docs - 1, tf.float32), tf.int64)) % num_docs
     other_start, other_end = doc_starts[other], doc_starts[other + 1]
-    b_first = other_start + tf.cast(draws[3] * tf.cast(other_end - other_start, tf.float32), tf.int64)
+    b_first = other_start + tf.cast(draws[3] * tf.cast(other_end - other_start, tf.float32),
+                                    tf.int64)
     needed = 1 + tf.clip_by_value(
-        _first_reaching(offsets, offsets[b_first] + target - length_a) - b_first - 1, 0, other_end - b_first)
+        _first_reaching(offsets, offsets[b_first] + target - length_a) - b_first - 1,
+        0,
+        other_end - b_first,
+    )
     b_end = tf.where(random_next, tf.minimum(b_first + needed, other_end), end)
     b_start = offsets[tf.where(random_next, b_first, a_end)]
     length_b = offsets[b_end] - b_start
@@ -206,8 +222,8 @@ def _pair(chunk_seed, start, end, target, offsets, doc_starts, doc, max_num_toke
 
 def _trim_front(excess, seed):
     """Of `excess` pieces to remove, how many go from the front: Binomial(excess, 1/2)."""
-    return tf.random.stateless_binomial([], seed=seed, counts=tf.cast(excess, tf.float32), probs=0.5,
-                                        output_dtype=tf.int64)
+    return tf.random.stateless_binomial([], seed=seed, counts=tf.cast(excess, tf.float32),
+                                        probs=0.5, output_dtype=tf.int64)
 
 
 def _example_ranges(tokens, seed, max_num_tokens, short_seq_prob, use_next_sentence):
@@ -239,15 +255,19 @@ def _example_ranges(tokens, seed, max_num_tokens, short_seq_prob, use_next_sente
                              start + 2 - tf.cast(checked, tf.int64))
         end = tf.minimum(reached, doc_end)
         if use_next_sentence:
-            values = _pair(chunk_seed, start, end, target, offsets, doc_starts, doc_of[start], max_num_tokens)
+            values = _pair(chunk_seed, start, end, target, offsets, doc_starts, doc_of[start],
+                           max_num_tokens)
         else:
-            values = (offsets[start], tf.minimum(offsets[end] - offsets[start], max_num_tokens), tf.constant(True))
+            values = (offsets[start], tf.minimum(offsets[end] - offsets[start], max_num_tokens),
+                      tf.constant(True))
         row = tf.stack([tf.cast(value, tf.int64) for value in values])
         return index + 1, end, reached <= doc_end, chunks.write(tf.cast(index, tf.int32), row)
 
-    chunks = tf.TensorArray(tf.int64, size=0, dynamic_size=True, element_shape=[6 if use_next_sentence else 3])
+    chunks = tf.TensorArray(tf.int64, size=0, dynamic_size=True,
+                            element_shape=[6 if use_next_sentence else 3])
     _, _, _, chunks = tf.while_loop(lambda index, start, *unused: start < num_sentences, body,
-                                    (tf.constant(0, tf.int64), tf.constant(0, tf.int64), tf.constant(True), chunks))
+                                    (tf.constant(0, tf.int64), tf.constant(0, tf.int64),
+                                     tf.constant(True), chunks))
     chunks = chunks.stack()
     chunks = tf.boolean_mask(chunks[:, :-1], chunks[:, -1] > 0)  # Drop chunks that make no example.
     values = tf.unstack(chunks, axis=1)
@@ -257,13 +277,15 @@ def _example_ranges(tokens, seed, max_num_tokens, short_seq_prob, use_next_sente
     return values
 
 
-def _window_examples(window_index, tokens, seed, max_num_tokens, short_seq_prob, use_next_sentence, tokenizer,
-                     shuffle):
-    """The unmasked examples of one window of documents (`tokens` [W, (sentences), (words), (pieces)]).
+def _window_examples(window_index, tokens, seed, max_num_tokens, short_seq_prob, use_next_sentence,
+                     tokenizer, shuffle):
+    """The unmasked examples of one window of documents (`tokens` [W, (sentences), (words),
+    (pieces)]).
 
     Built for the whole window at once: the piece ranges of every example, then one gather.
     """
-    window_seed = tf.random.experimental.stateless_fold_in(tf.stack([tf.constant(seed, tf.int64), 0]), window_index)
+    window_seed = tf.random.experimental.stateless_fold_in(tf.stack([tf.constant(seed, tf.int64),
+                                                                     0]), window_index)
     a_start, a_length, b_start, b_length, labels = _example_ranges(
         tokens, window_seed, max_num_tokens, short_seq_prob, use_next_sentence)
     pieces = tokens.flat_values
@@ -278,7 +300,8 @@ def _window_examples(window_index, tokens, seed, max_num_tokens, short_seq_prob,
     lengths = tf.reshape(tf.stack([ones, a_length, ones, b_length, last_sep], 1), [-1])
     position = tf.ragged.range(lengths)  # [5E, (pieces)]
     index = (position + tf.expand_dims(starts, 1)).flat_values
-    segment_types = tf.tile(tf.constant([0, 0, 0, 1, 1], tf.int32), tf.shape(a_start, out_type=tf.int64))
+    segment_types = tf.tile(tf.constant([0, 0, 0, 1, 1], tf.int32),
+                            tf.shape(a_start, out_type=tf.int64))
     row_lengths = tf.reduce_sum(tf.reshape(lengths, [-1, 5]), 1)
     width = max_num_tokens + (3 if use_next_sentence else 2)
 
@@ -289,10 +312,14 @@ def _window_examples(window_index, tokens, seed, max_num_tokens, short_seq_prob,
         return tf.RaggedTensor.from_row_lengths(values, row_lengths).to_tensor(shape=[None, width])
 
     examples = {
-        "input_ids": rows(tf.gather(tf.concat([pieces, [tokenizer.cls_id, tokenizer.sep_id]], 0), index)),
+        "input_ids": rows(
+            tf.gather(tf.concat([pieces, [tokenizer.cls_id, tokenizer.sep_id]], 0), index)
+        ),
         "input_type_ids": rows(tf.repeat(segment_types, lengths)),
-        "word_starts": rows(tf.gather(tf.concat([word_starts, [True, True]], 0), index)
-                            | (position.flat_values == 0)),
+        "word_starts": rows(
+            tf.gather(tf.concat([word_starts, [True, True]], 0), index)
+            | (position.flat_values == 0)
+        ),
         "length": row_lengths,
         "next_sentence_labels": tf.cast(labels, tf.int32),
     }
@@ -300,8 +327,8 @@ def _window_examples(window_index, tokens, seed, max_num_tokens, short_seq_prob,
     return examples.shuffle(_EXAMPLE_SHUFFLE, seed=seed) if shuffle else examples
 
 
-def _masked(batches, seed, seq_length, max_predictions_per_seq, masked_lm_prob, whole_word_mask, tokenizer,
-            static_batch):
+def _masked(batches, seed, seq_length, max_predictions_per_seq, masked_lm_prob, whole_word_mask,
+            tokenizer, static_batch):
     """Masks (index, batch of dense rows and their lengths) pairs into the model-input dict."""
     special_ids = [tokenizer.cls_id, tokenizer.sep_id]
 
@@ -309,17 +336,27 @@ def _masked(batches, seed, seq_length, max_predictions_per_seq, masked_lm_prob, 
         batch = {key: tf.RaggedTensor.from_tensor(dense[key], lengths=dense["length"])
                  for key in ("input_ids", "input_type_ids", "word_starts")}
         masked, positions, labels = masking.mask_batch(
-            batch["input_ids"], batch["word_starts"], tf.stack([tf.constant(seed, tf.int64), index]),
-            tokenizer.vocab_size, tokenizer.mask_id, special_ids, masked_lm_prob, max_predictions_per_seq,
-            whole_word_mask)
-        sequence_shape, predictions_shape = [static_batch, seq_length], [static_batch, max_predictions_per_seq]
+            batch["input_ids"],
+            batch["word_starts"],
+            tf.stack([tf.constant(seed, tf.int64), index]),
+            tokenizer.vocab_size,
+            tokenizer.mask_id,
+            special_ids,
+            masked_lm_prob,
+            max_predictions_per_seq,
+            whole_word_mask,
+        )
+        sequence_shape, predictions_shape = [static_batch, seq_length], [static_batch,
+                                                                         max_predictions_per_seq]
         return {
             "input_word_ids": masked.to_tensor(shape=sequence_shape),
             "input_mask": tf.ones_like(masked).to_tensor(shape=sequence_shape),
             "input_type_ids": batch["input_type_ids"].to_tensor(shape=sequence_shape),
             "masked_lm_positions": positions.to_tensor(shape=predictions_shape),
             "masked_lm_ids": tf.cast(labels, tf.int32).to_tensor(shape=predictions_shape),
-            "masked_lm_weights": tf.ones_like(labels, tf.float32).to_tensor(shape=predictions_shape),
+            "masked_lm_weights": tf.ones_like(labels, tf.float32).to_tensor(
+                shape=predictions_shape
+            ),
             "next_sentence_labels": dense["next_sentence_labels"],
         }
 
@@ -332,9 +369,9 @@ def _masked(batches, seed, seq_length, max_predictions_per_seq, masked_lm_prob, 
 @tf.autograph.experimental.do_not_convert
 def dynamic_pretraining_dataset(text_patterns, vocab_file, lower_case, batch_size, seq_length,
                                 max_predictions_per_seq, masked_lm_prob=0.15, whole_word_mask=False,
-                                use_next_sentence=True, short_seq_prob=0.1, is_training=True, input_context=None,
-                                seed=0, skip_batches=0, max_window_bytes=MAX_WINDOW_BYTES,
-                                max_document_sentences=10000):
+                                use_next_sentence=True, short_seq_prob=0.1, is_training=True,
+                                input_context=None, seed=0, skip_batches=0,
+                                max_window_bytes=MAX_WINDOW_BYTES, max_document_sentences=10000):
     """Batches of pretraining examples built in-graph from text files.
 
     Training yields epoch after epoch, each holding every document of the pipeline
@@ -368,30 +405,32 @@ def dynamic_pretraining_dataset(text_patterns, vocab_file, lower_case, batch_siz
         unreadable, or there are too few documents (e.g. only blank lines).
 
     Example:
-    >>> ds = dynamic_pretraining_dataset("bert_tf/data/corpus/train.txt.gz", "bert_tf/data/corpus/vocab.txt",
-    ...     lower_case=True, batch_size=32, seq_length=128, max_predictions_per_seq=20)  # doctest: +SKIP
+    >>> ds = dynamic_pretraining_dataset(  # doctest: +SKIP
+    ...     "bert_tf/data/corpus/train.txt.gz", "bert_tf/data/corpus/vocab.txt", lower_case=True,
+    ...     batch_size=32, seq_length=128, max_predictions_per_seq=20)
     """
     files = document_reader.expand_input_patterns(text_patterns)
     num_pipelines, pipeline_id, batch_size = input_pipeline(input_context, batch_size)
-    window, one_window = _window_size(files, max_document_sentences, num_pipelines, pipeline_id, use_next_sentence,
-                          max_window_bytes)
+    window, one_window = _window_size(files, max_document_sentences, num_pipelines, pipeline_id,
+                                      use_next_sentence, max_window_bytes)
     tokenizer = BertTokenizer(vocab_file, lower_case=lower_case)
     seed = (seed or 0) * 1000 + pipeline_id  # Independent streams per pipeline; None acts as 0.
     documents = _documents(files, is_training, seed, max_document_sentences)
-    documents = _tokenized(documents.filter(lambda key, unused: key % num_pipelines == pipeline_id), tokenizer)
+    documents = _tokenized(documents.filter(lambda key, unused: key % num_pipelines == pipeline_id),
+                           tokenizer)
     if is_training and one_window:
         # Each epoch re-read and re-tokenized the whole corpus: on the demo's 2 cores that
         # starved the train step for ~40 s of every ~200-step epoch. The window's shuffle
         # buffer holds every tokenized document anyway, so keeping them costs at most as
         # much memory again; masking and NSP pairs are still drawn anew each epoch.
         documents = documents.cache()
-    examples = _examples(documents, window, is_training, seed, seq_length, short_seq_prob, use_next_sentence,
-                         tokenizer)
+    examples = _examples(documents, window, is_training, seed, seq_length, short_seq_prob,
+                         use_next_sentence, tokenizer)
     batches = examples.batch(batch_size, drop_remainder=is_training).enumerate()
     if skip_batches:
         batches = batches.skip(skip_batches)
-    batches = _masked(batches, seed, seq_length, max_predictions_per_seq, masked_lm_prob, whole_word_mask,
-                      tokenizer, batch_size if is_training else None)
+    batches = _masked(batches, seed, seq_length, max_predictions_per_seq, masked_lm_prob,
+                      whole_word_mask, tokenizer, batch_size if is_training else None)
     # The autotuning model thread also took ~20% of this pipeline's CPU (`without_autotune`).
     # Training: a new epoch's first batch waits for its whole window of examples (~1 s of
     # serial work on the demo corpus), and the stages before hold no batches across that
@@ -400,13 +439,26 @@ def dynamic_pretraining_dataset(text_patterns, vocab_file, lower_case, batch_siz
     return without_autotune(batches.prefetch(_TRAIN_PREFETCH if is_training else tf.data.AUTOTUNE))
 
 
-def _examples(documents, window, is_training, seed, seq_length, short_seq_prob, use_next_sentence, tokenizer):
+def _examples(documents, window, is_training, seed, seq_length, short_seq_prob, use_next_sentence,
+              tokenizer):
     """Unmasked examples, window by window; training: documents shuffled, epochs repeated."""
     if is_training:
         documents = documents.shuffle(window, seed=seed)  # A new order every epoch.
-    examples = documents.ragged_batch(window).enumerate().flat_map(
-        lambda index, window_documents: _window_examples(
-            index, window_documents[1], seed, seq_length - (3 if use_next_sentence else 2),
-            short_seq_prob if use_next_sentence else 0.0, use_next_sentence, tokenizer, shuffle=is_training))
+    examples = (
+        documents.ragged_batch(window)
+        .enumerate()
+        .flat_map(
+            lambda index, window_documents: _window_examples(
+                index,
+                window_documents[1],
+                seed,
+                seq_length - (3 if use_next_sentence else 2),
+                short_seq_prob if use_next_sentence else 0.0,
+                use_next_sentence,
+                tokenizer,
+                shuffle=is_training,
+            )
+        )
+    )
     # Repeating last: an epoch without examples ends the dataset instead of spinning.
     return examples.repeat() if is_training else examples

@@ -1,4 +1,5 @@
-"""Next-token (left-to-right) LM targets from a masked pretraining batch: paper Table 5, "LTR & No NSP".
+"""Next-token (left-to-right) LM targets from a masked pretraining batch: paper Table 5, "LTR & No
+NSP".
 
 A causal encoder predicts token t+1 at every position t of the unmasked sequence, through the
 same tied-weight output head as the masked LM; this `tf.data` map turns the masked batches of
@@ -24,7 +25,8 @@ def to_left_to_right(batch):
     rows = tf.broadcast_to(tf.range(batch_size)[:, None], tf.shape(batch["masked_lm_positions"]))
     where = tf.stack([tf.boolean_mask(rows, real),
                       tf.boolean_mask(batch["masked_lm_positions"], real)], axis=1)
-    original = tf.tensor_scatter_nd_update(ids, where, tf.boolean_mask(batch["masked_lm_ids"], real))
+    original = tf.tensor_scatter_nd_update(ids, where, tf.boolean_mask(batch["masked_lm_ids"],
+                                                                       real))
     positions = tf.broadcast_to(tf.range(seq_length - 1)[None], [batch_size, seq_length - 1])
     return {**batch,
             "input_word_ids": original,

@@ -16,7 +16,8 @@ def _random_keys(ids, seed):
     return tf.random.stateless_uniform(tf.shape(ids.flat_values)[:1], seed=seed)
 
 
-class WholeWordItemSelector(item_selector_ops.ItemSelector):  # Base class not exported at top level.
+# Base class not exported at top level.
+class WholeWordItemSelector(item_selector_ops.ItemSelector):
     """Selects whole words until the row's WordPiece budget is spent.
 
     Hand-written because `RandomItemSelector` on `[batch, (words), (pieces)]`
@@ -47,15 +48,20 @@ class WholeWordItemSelector(item_selector_ops.ItemSelector):  # Base class not e
         num_pieces = tf.reduce_sum(input_ids.row_lengths(axis=2), axis=1)  # [B]
         budget = tf.minimum(
             tf.cast(self.max_selections_per_batch, tf.int64),
-            tf.maximum(tf.cast(1, tf.int64),
-                       tf.cast(tf.round(tf.cast(num_pieces, tf.float32) * self.selection_rate), tf.int64)))
+            tf.maximum(
+                tf.cast(1, tf.int64),
+                tf.cast(tf.round(tf.cast(num_pieces, tf.float32) * self.selection_rate), tf.int64),
+            ),
+        )
         # Random order of the selectable words; unselectable ones sort last.
         keys = tf.where(selectable.flat_values, _random_keys(selectable, self.seed), 2.0)
         keys = selectable.with_flat_values(keys).to_tensor(default_value=3.0)  # [B, W]
         order = tf.argsort(keys, axis=1, stable=True)
-        lengths = tf.where(selectable, word_lengths, tf.zeros_like(word_lengths)).to_tensor()  # [B, W]
+        # [B, W]
+        lengths = tf.where(selectable, word_lengths, tf.zeros_like(word_lengths)).to_tensor()
         cumulative = tf.cumsum(tf.gather(lengths, order, batch_dims=1), axis=1)
-        chosen_sorted = (cumulative <= budget[:, None]) & (tf.gather(lengths, order, batch_dims=1) > 0)
+        chosen_sorted = (cumulative <= budget[:, None]) & (tf.gather(lengths, order,
+                                                                     batch_dims=1) > 0)
         # Scatter the choice back from sorted order to word order.
         inverse = tf.argsort(order, axis=1, stable=True)
         chosen = tf.gather(chosen_sorted, inverse, batch_dims=1)
@@ -81,7 +87,8 @@ class StatelessMaskValuesChooser(tf_text.MaskValuesChooser):
         random_ids = tf.random.stateless_uniform(
             tf.shape(flat), seed=seeds[1], maxval=self.vocab_size, dtype=flat.dtype)
         values = tf.where(draw < self._mask_token_rate, tf.cast(self.mask_token, flat.dtype),
-                          tf.where(draw < self._mask_token_rate + self.random_token_rate, random_ids, flat))
+                          tf.where(draw < self._mask_token_rate + self.random_token_rate,
+                                   random_ids, flat))
         return masked_lm_ids.with_flat_values(values)
 
 
@@ -106,9 +113,12 @@ def mask_batch(input_ids, word_starts, seed, vocab_size, mask_id, special_ids, m
     if whole_word_mask:
         starts = tf.where(word_starts.flat_values)[:, 0]
         words = tf.RaggedTensor.from_row_starts(input_ids.flat_values, starts, validate=False)
-        words = tf.RaggedTensor.from_row_lengths(
-            words, tf.reduce_sum(tf.cast(word_starts, tf.int64), axis=1), validate=False)  # [B, (words), (pieces)]
-        selector = WholeWordItemSelector(max_predictions_per_seq, masked_lm_prob, special_ids, select_seed)
+        # [B, (words), (pieces)]
+        words = tf.RaggedTensor.from_row_lengths(words,
+                                                 tf.reduce_sum(tf.cast(word_starts, tf.int64),
+                                                               axis=1), validate=False)
+        selector = WholeWordItemSelector(max_predictions_per_seq, masked_lm_prob, special_ids,
+                                         select_seed)
         # Returns masked ids merged back to [B, (L)].
         masked, positions, labels = tf_text.mask_language_model(words, selector, chooser, axis=1)
     else:
@@ -116,7 +126,13 @@ def mask_batch(input_ids, word_starts, seed, vocab_size, mask_id, special_ids, m
         # RandomItemSelector shuffles flat positions; ordering them by a per-position key
         # drawn from the batch seed makes the shuffle stateless.
         selector = tf_text.RandomItemSelector(
-            max_predictions_per_seq, masked_lm_prob, special_ids,
-            shuffle_fn=lambda positions: tf.gather(positions, tf.argsort(tf.gather(keys, positions))))
-        masked, positions, labels = tf_text.mask_language_model(input_ids, selector, chooser, axis=1)
+            max_predictions_per_seq,
+            masked_lm_prob,
+            special_ids,
+            shuffle_fn=lambda positions: tf.gather(
+                positions, tf.argsort(tf.gather(keys, positions))
+            ),
+        )
+        masked, positions, labels = tf_text.mask_language_model(input_ids, selector, chooser,
+                                                                axis=1)
     return masked, tf.cast(positions, tf.int32), labels

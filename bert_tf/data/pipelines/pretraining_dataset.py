@@ -53,7 +53,8 @@ class RecordFormatError(InputError):
 def feature_spec(seq_length, max_predictions_per_seq, v2_names=False, sequences_per_row=None):
     """google-research's parsing spec (int64 ids, float weights, fixed lengths); with
     `sequences_per_row` K, that of packed records."""
-    word_ids, type_ids = ("input_word_ids", "input_type_ids") if v2_names else ("input_ids", "segment_ids")
+    word_ids, type_ids = ("input_word_ids", "input_type_ids") if v2_names else ("input_ids",
+                                                                                "segment_ids")
     spec = {
         word_ids: tf.io.FixedLenFeature([seq_length], tf.int64),
         "input_mask": tf.io.FixedLenFeature([seq_length], tf.int64),
@@ -64,8 +65,9 @@ def feature_spec(seq_length, max_predictions_per_seq, v2_names=False, sequences_
         "next_sentence_labels": tf.io.FixedLenFeature([sequences_per_row or 1], tf.int64),
     }
     if sequences_per_row is not None:
-        spec.update({name: tf.io.FixedLenFeature([seq_length if name == "position_ids" else sequences_per_row],
-                                                 dtype) for name, dtype in _PACKED_FEATURES.items()})
+        spec.update({name: tf.io.FixedLenFeature([seq_length if name == "position_ids"
+                                                  else sequences_per_row], dtype)
+                     for name, dtype in _PACKED_FEATURES.items()})
     return spec
 
 
@@ -78,20 +80,24 @@ def _check_example(path, number, record, seq_length, max_predictions_per_seq):
         raise RecordFormatError(f"{where} is not a tf.train.Example: {error}") from error
     v2_names = "input_word_ids" in features
     packed = "next_sentence_positions" in features
-    sequences_per_row = len(features["next_sentence_positions"].int64_list.value) if packed else None
-    for name, spec in feature_spec(seq_length, max_predictions_per_seq, v2_names, sequences_per_row).items():
+    sequences_per_row = None
+    if packed:
+        sequences_per_row = len(features["next_sentence_positions"].int64_list.value)
+    for name, spec in feature_spec(seq_length, max_predictions_per_seq, v2_names,
+                                   sequences_per_row).items():
         if name not in features:
             raise RecordFormatError(f"{where} has no feature {name!r} (has {sorted(features)})")
         kind = "float_list" if spec.dtype == tf.float32 else "int64_list"
         if features[name].WhichOneof("kind") != kind:
-            raise RecordFormatError(f"{where}: feature {name!r} is {features[name].WhichOneof('kind')}, "
-                                    f"expected {kind}")
+            raise RecordFormatError(f"{where}: feature {name!r} is "
+                                    f"{features[name].WhichOneof('kind')}, expected {kind}")
         length = len(getattr(features[name], kind).value)
         if length != spec.shape[0]:
-            what = ("--max_seq_length" if name in _RENAMES or name in ("input_mask", "position_ids") else
-                    "--max_predictions_per_seq" if name.startswith("masked_lm") else
-                    "K (next_sentence_positions)" if packed else "length")
-            raise RecordFormatError(f"{where}: feature {name!r} has {length} values, expected {what}={spec.shape[0]}")
+            what = ("--max_seq_length" if name in _RENAMES or name in ("input_mask", "position_ids")
+                    else "--max_predictions_per_seq" if name.startswith("masked_lm")
+                    else "K (next_sentence_positions)" if packed else "length")
+            raise RecordFormatError(f"{where}: feature {name!r} has {length} values, expected "
+                                    f"{what}={spec.shape[0]}")
     return RecordLayout(v2_names, sequences_per_row)
 
 
@@ -99,11 +105,12 @@ def _first_bad_record(path, start, seq_length, max_predictions_per_seq):
     """Reads `path` record by record from `start`; raises RecordFormatError at the first bad one."""
     number = start - 1
     try:
-        for number, record in enumerate(tf.data.TFRecordDataset(path).skip(start).as_numpy_iterator(), start):
+        records = tf.data.TFRecordDataset(path).skip(start).as_numpy_iterator()
+        for number, record in enumerate(records, start):
             _check_example(path, number, record, seq_length, max_predictions_per_seq)
     except tf.errors.OpError as error:
-        raise RecordFormatError(f"{path}: cannot read record {number + 1} (file truncated or corrupt?): "
-                                f"{_first_line(error)}") from None
+        raise RecordFormatError(f"{path}: cannot read record {number + 1} (file truncated or "
+                                f"corrupt?): {_first_line(error)}") from None
 
 
 def _first_line(error):
@@ -132,7 +139,8 @@ def _scan_file(path, unused_size, unused_mtime, seq_length, max_predictions_per_
     layout = _check_example(path, 0, first, seq_length, max_predictions_per_seq)
     word_ids = "input_word_ids" if layout.v2_names else "input_ids"
     spec = feature_spec(seq_length, max_predictions_per_seq, *layout)
-    count, batches = 0, iter(_scan_batches(path, spec, (word_ids, "masked_lm_ids")).as_numpy_iterator())
+    count, batches = 0, iter(_scan_batches(path, spec,
+                                           (word_ids, "masked_lm_ids")).as_numpy_iterator())
     while True:
         try:
             batch = next(batches, None)
@@ -145,10 +153,10 @@ def _scan_file(path, unused_size, unused_mtime, seq_length, max_predictions_per_
         for name, ids in batch.items():
             rows = np.nonzero(((ids < 0) | (ids >= (vocab_size or np.inf))).any(axis=1))[0]
             if len(rows):
-                raise RecordFormatError(
-                    f"{path}: record {count + rows[0]}: feature {name!r} holds an id outside the vocabulary "
-                    f"[0, {vocab_size}) ({ids[rows[0]].min()}..{ids[rows[0]].max()}); were the records made "
-                    "with another vocab?")
+                raise RecordFormatError(f"{path}: record {count + rows[0]}: feature {name!r} holds "
+                                        f"an id outside the vocabulary [0, {vocab_size}) "
+                                        f"({ids[rows[0]].min()}..{ids[rows[0]].max()}); were the "
+                                        "records made with another vocab?")
         count += len(batch[word_ids])
 
 
@@ -163,15 +171,16 @@ def check_record_files(files, seq_length, max_predictions_per_seq, vocab_size=No
     Raises:
       RecordFormatError: naming the file, the record number (from 0) and what is wrong.
     """
-    scans = [_scan_file(path, *_version(path), seq_length, max_predictions_per_seq, vocab_size) for path in files]
+    scans = [_scan_file(path, *_version(path), seq_length, max_predictions_per_seq, vocab_size)
+             for path in files]
     if len({layout.v2_names for layout, _ in scans}) > 1:
         raise RecordFormatError(f"{files}: files mix google-research and v2 feature names")
     kind = lambda k: f"rows of {k} sequences" if k else "one sequence per record"  # noqa: E731
     for path, (layout, _) in zip(files, scans):
         if layout.sequences_per_row != scans[0][0].sequences_per_row:
-            raise RecordFormatError(
-                f"{files[0]} holds {kind(scans[0][0].sequences_per_row)} but {path} {kind(layout.sequences_per_row)} "
-                "(made with different --max_sequences_per_pack): read files of one kind")
+            raise RecordFormatError(f"{files[0]} holds {kind(scans[0][0].sequences_per_row)} but "
+                                    f"{path} {kind(layout.sequences_per_row)} (made with different "
+                                    "--max_sequences_per_pack): read files of one kind")
     return scans[0][0], [count for _, count in scans]
 
 
@@ -184,7 +193,8 @@ def to_model_inputs(features, use_next_sentence=True):
     """Maps parsed record features to the model-input dict (int32, labels [B]; packed
     records: `input_position_ids`, labels [B, K])."""
     batch = {_RENAMES.get(name, name): value for name, value in features.items()}
-    batch = {name: (value if value.dtype == tf.float32 else tf.cast(value, tf.int32)) for name, value in batch.items()}
+    batch = {name: (value if value.dtype == tf.float32 else tf.cast(value, tf.int32))
+             for name, value in batch.items()}
     labels = batch["next_sentence_labels"]
     if "position_ids" in batch:
         batch["input_position_ids"] = batch.pop("position_ids")
@@ -224,9 +234,9 @@ def _epoch_records(files, counts, num_pipelines, pipeline_id, is_training, seed,
     return dataset if shard_files else dataset.shard(num_pipelines, pipeline_id)
 
 
-def pretraining_dataset(input_patterns, batch_size, seq_length, max_predictions_per_seq, is_training,
-                        input_context=None, seed=0, use_next_sentence=True, skip_batches=0,
-                        shuffle_buffer_size=10000, cycle_length=8, vocab_size=None):
+def pretraining_dataset(input_patterns, batch_size, seq_length, max_predictions_per_seq,
+                        is_training, input_context=None, seed=0, use_next_sentence=True,
+                        skip_batches=0, shuffle_buffer_size=10000, cycle_length=8, vocab_size=None):
     """Batches of pretraining examples from TFRecord files.
 
     Training yields epochs that each hold every record once, shuffled by file
@@ -268,7 +278,8 @@ def pretraining_dataset(input_patterns, batch_size, seq_length, max_predictions_
     layout, counts = check_record_files(files, seq_length, max_predictions_per_seq, vocab_size)
     spec = feature_spec(seq_length, max_predictions_per_seq, *layout)
     num_pipelines, pipeline_id, batch_size = input_pipeline(input_context, batch_size)
-    dataset = _epoch_records(files, counts, num_pipelines, pipeline_id, is_training, seed, cycle_length)
+    dataset = _epoch_records(files, counts, num_pipelines, pipeline_id, is_training, seed,
+                             cycle_length)
     if is_training:
         dataset = dataset.shuffle(shuffle_buffer_size, seed=seed + pipeline_id).repeat()
     dataset = dataset.batch(batch_size, drop_remainder=is_training)

@@ -25,11 +25,13 @@ import json
 import os
 
 from bert_tf.data import beam_runner, document_reader
-from bert_tf.data.records import pretraining_records
-from bert_tf.data.records import record_options
-from bert_tf.data.records import sequence_packing
-from bert_tf.data.records import sorted_runs
-from bert_tf.data.records import tfrecord_writer
+from bert_tf.data.records import (
+    pretraining_records,
+    record_options,
+    sequence_packing,
+    sorted_runs,
+    tfrecord_writer,
+)
 from bert_tf.tokenization import vocab as vocab_lib
 
 beam = beam_runner.import_beam()
@@ -63,16 +65,19 @@ _TOKENIZERS = {}
 
 def _tokenize_function(vocab_file, lower_case):
     import tensorflow as tf  # pylint: disable=import-outside-toplevel
+
     from bert_tf.tokenization.bert_tokenizer import BertTokenizer  # pylint: disable=import-outside-toplevel
 
     tokenizer = BertTokenizer(vocab_file, lower_case=lower_case)
     # autograph=False: the tokenizer has no Python control flow on tensors; autograph's
     # conversion alone took 1.1 s of every worker's start-up.
-    return tf.function(tokenizer.tokenize, input_signature=[tf.TensorSpec([None], tf.string)], autograph=False)
+    return tf.function(tokenizer.tokenize, input_signature=[tf.TensorSpec([None], tf.string)],
+                       autograph=False)
 
 
 class _Tokenize(beam.DoFn):
-    """A batch of `(key, sentences)` → `(counts, [(key, packed id_document), ...])` for documents with pieces.
+    """A batch of `(key, sentences)` → `(counts, [(key, packed id_document), ...])` for documents
+    with pieces.
 
     One output per batch, its counts beside it: the DaskRunner mixes a DoFn's tagged outputs
     into one collection, so the counts cannot leave as an output of their own.
@@ -90,16 +95,19 @@ class _Tokenize(beam.DoFn):
         self._tokenize = _TOKENIZERS[key]
 
     def process(self, batch):
-        id_documents = pretraining_records.tokenize_documents(self._tokenize, [sentences for _, sentences in batch])
-        kept = [(key, id_document) for (key, _), id_document in zip(batch, id_documents) if id_document is not None]
+        id_documents = pretraining_records.tokenize_documents(self._tokenize,
+                                                              [sentences for _, sentences in batch])
+        kept = [(key, id_document) for (key, _), id_document in zip(batch, id_documents)
+                if id_document is not None]
+        # int32 sentence lengths
         counts = {"documents": len(kept), "empty_documents": len(batch) - len(kept),
-                  "sentences": sum(len(id_document[2]) // 4 for _, id_document in kept)}  # int32 sentence lengths
+                  "sentences": sum(len(id_document[2]) // 4 for _, id_document in kept)}
         yield counts, kept
 
 
 class _BucketRecords(beam.DoFn):
-    """`((bucket, part, parts), [(key, id_document), ...])` → `(shard, (run file, records))` per shard
-    it has records for.
+    """`((bucket, part, parts), [(key, id_document), ...])` → `(shard, (run file, records))` per
+    shard it has records for.
 
     The run's name depends only on (bucket, part, shard), so a retried part overwrites its runs.
     """
@@ -109,26 +117,32 @@ class _BucketRecords(beam.DoFn):
 
     def setup(self):
         options = self._options
-        self._builder = record_options.instance_builder(options, vocab_lib.load_vocab(options.vocab_file))
+        self._builder = record_options.instance_builder(options,
+                                                        vocab_lib.load_vocab(options.vocab_file))
         self._serialize = pretraining_records.RecordSerializer(
             options.max_seq_length, options.max_predictions_per_seq, self._builder.vocab_size)
 
     def process(self, bucket):
         (bucket_index, part, parts), documents = bucket
         shards = [[] for _ in range(self._num_shards)]
-        for sort_key, record in pretraining_records.bucket_records(
-                documents, self._builder, self._serialize, self._options.dupe_factor, self._options.random_seed,
-                part, parts):
-            shards[pretraining_records.shard_of(sort_key, self._num_shards)].append((sort_key, record))
+        for sort_key, record in pretraining_records.bucket_records(documents, self._builder,
+                                                                   self._serialize,
+                                                                   self._options.dupe_factor,
+                                                                   self._options.random_seed, part,
+                                                                   parts):
+            shards[pretraining_records.shard_of(sort_key, self._num_shards)].append((sort_key,
+                                                                                     record))
         for index, keyed_records in enumerate(shards):
             if keyed_records:
-                run = f"{self._runs_dir}/shard-{index:05d}/bucket-{bucket_index:06d}-part-{part:03d}"
+                run = (f"{self._runs_dir}/shard-{index:05d}/"
+                       f"bucket-{bucket_index:06d}-part-{part:03d}")
                 sorted_runs.write_run(run, keyed_records)
                 yield index, (run, len(keyed_records))
 
 
 def _to_parts(document, random_seed, num_buckets, work_units):
-    """`(key, id_document)` → `((bucket, part, parts), (key, id_document))` for each part of its bucket."""
+    """`(key, id_document)` → `((bucket, part, parts), (key, id_document))` for each part of its
+    bucket."""
     bucket = pretraining_records.bucket_of(document[0], random_seed, num_buckets)
     parts = pretraining_records.parts_per_bucket(num_buckets, work_units)
     return [((bucket, part, parts), document) for part in range(parts)]
@@ -144,7 +158,8 @@ def _work_units(pipeline):
     if beam_runner.is_dask(pipeline.options):
         return beam_runner.dask_partitions(pipeline.options, 1) or 1
     options = pipeline.options.get_all_options()
-    workers = options.get("direct_num_workers", 1) or os.cpu_count()  # Beam: 0 workers = one per core.
+    # Beam: 0 workers = one per core.
+    workers = options.get("direct_num_workers", 1) or os.cpu_count()
     if workers <= 1 or options.get("runner") not in (None, "DirectRunner"):
         return 1
     return 8 * workers
@@ -184,9 +199,10 @@ def _write_packed(shard, paths, runs_dir, options):
     index, runs = shard
     runs = sorted(run for run, _ in (r for r in runs if r is not None))
     records = sorted_runs.merge_runs(runs, f"{runs_dir}/shard-{index:05d}/merge")
-    packed = sequence_packing.PackedRecords(
-        records, options.max_seq_length, options.max_predictions_per_seq, options.max_sequences_per_pack,
-        len(vocab_lib.load_vocab(options.vocab_file)))
+    packed = sequence_packing.PackedRecords(records, options.max_seq_length,
+                                            options.max_predictions_per_seq,
+                                            options.max_sequences_per_pack,
+                                            len(vocab_lib.load_vocab(options.vocab_file)))
     rows = tfrecord_writer.write_shard(paths[index], packed)
     return {"records_written": packed.sequences, "packed_rows": rows}
 
@@ -208,7 +224,8 @@ def build(pipeline, input_files, paths, options, runs_dir):
     # Workers run in other folders (Dask's) or on other machines: they get absolute paths.
     input_files, paths = beam_runner.for_workers(input_files), beam_runner.for_workers(paths)
     runs_dir = beam_runner.for_workers([runs_dir])[0]
-    options = dataclasses.replace(options, vocab_file=beam_runner.for_workers([options.vocab_file])[0])
+    options = dataclasses.replace(options,
+                                  vocab_file=beam_runner.for_workers([options.vocab_file])[0])
     beam_runner.dask_partitions(pipeline.options, len(input_files))
     documents = (
         pipeline
@@ -218,7 +235,8 @@ def build(pipeline, input_files, paths, options, runs_dir):
     # tokenizing: the bucket step then runs in the tokenizing step's workers, and the tokenized
     # documents cross the runner once, not three times.
     documents_count = documents | "CountDocuments" >> beam.combiners.Count.Globally()
-    buckets = documents_count | "NumBuckets" >> beam.Map(pretraining_records.num_buckets, options.documents_per_bucket)
+    buckets = documents_count | "NumBuckets" >> beam.Map(pretraining_records.num_buckets,
+                                                         options.documents_per_bucket)
     shards = pipeline | "EveryShard" >> beam.Create([(i, None) for i in range(len(paths))])
     tokenized = (
         documents
@@ -228,18 +246,23 @@ def build(pipeline, input_files, paths, options, runs_dir):
                                         max_batch_size=options.tokenize_batch_size,
                                         element_size_fn=lambda kv: len(kv[1]))
         | "Tokenize" >> beam.ParDo(_Tokenize(options.vocab_file, options.do_lower_case)))
-    records = (
-        tokenized
-        | "Documents" >> beam.FlatMap(_second)
-        | "AssignBuckets" >> beam.FlatMap(_to_parts, options.random_seed, beam.pvalue.AsSingleton(buckets),
-                                          _work_units(pipeline))
-        | "GroupByBucket" >> beam.GroupByKey()
-        | "Records" >> beam.ParDo(_BucketRecords(options, len(paths), runs_dir)))
-    written = ((records, shards)
-               | "WithEmptyShards" >> beam.Flatten()
-               | "GroupByShard" >> beam.GroupByKey()
-               | "Write" >> (beam.Map(_write, paths, runs_dir) if options.max_sequences_per_pack == 1
-                            else beam.Map(_write_packed, paths, runs_dir, options)))
+    records = (tokenized | "Documents" >> beam.FlatMap(_second)
+               | "AssignBuckets" >> beam.FlatMap(_to_parts, options.random_seed,
+                                                 beam.pvalue.AsSingleton(buckets),
+                                                 _work_units(pipeline))
+               | "GroupByBucket" >> beam.GroupByKey()
+               | "Records" >> beam.ParDo(_BucketRecords(options, len(paths), runs_dir)))
+    written = (
+        (records, shards)
+        | "WithEmptyShards" >> beam.Flatten()
+        | "GroupByShard" >> beam.GroupByKey()
+        | "Write"
+        >> (
+            beam.Map(_write, paths, runs_dir)
+            if options.max_sequences_per_pack == 1
+            else beam.Map(_write_packed, paths, runs_dir, options)
+        )
+    )
     # Applied last: the DaskRunner computes the last step only, and all the others lead into it.
     _ = ((documents_count | "ReadCounts" >> beam.Map(_named, "documents_read"),
           tokenized | "TokenizeCounts" >> beam.Map(_first),

@@ -43,7 +43,8 @@ class _CountWords(beam.DoFn):
         yield from vocab_learner.word_counts(lines, self._lower_case).items()
 
 
-def count_words(input_patterns, counts_file, lower_case=True, beam_pipeline_options=None, batch_size=1024):
+def count_words(input_patterns, counts_file, lower_case=True, beam_pipeline_options=None,
+                batch_size=1024):
     """Counts the normalised words of the text files and writes `word<TAB>count` lines.
 
     Args:
@@ -104,4 +105,5 @@ def learn_vocab(input_patterns, counts_file, vocab_size, lower_case=True, num_un
     >>> vocab = learn_vocab("corpus/*.txt", "/tmp/counts.tsv", 8000)  # doctest: +SKIP
     """
     count_words(input_patterns, counts_file, lower_case, beam_pipeline_options)
-    return vocab_learner.learn_vocab_from_counts(read_counts(counts_file), vocab_size, num_unused, **learn_params)
+    return vocab_learner.learn_vocab_from_counts(read_counts(counts_file), vocab_size, num_unused,
+                                                 **learn_params)

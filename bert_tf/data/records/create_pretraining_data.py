@@ -26,8 +26,7 @@ import uuid
 from absl import logging
 
 from bert_tf.data import document_reader
-from bert_tf.data.records import record_options
-from bert_tf.data.records import tfrecord_writer
+from bert_tf.data.records import record_options, tfrecord_writer
 from bert_tf.data.records.pretraining_records import DataLossError
 from bert_tf.tokenization import vocab as vocab_lib
 
@@ -37,7 +36,8 @@ def output_paths(output_file, num_output_shards=1):
     paths = [p.strip() for p in output_file.split(",") if p.strip()]
     if len(paths) > 1:
         if num_output_shards not in (1, len(paths)):
-            raise ValueError(f"--output_file lists {len(paths)} files but --num_output_shards={num_output_shards}")
+            raise ValueError(f"--output_file lists {len(paths)} files but "
+                             f"--num_output_shards={num_output_shards}")
         return paths
     if num_output_shards < 1:
         raise ValueError(f"--num_output_shards must be at least 1, got {num_output_shards}")
@@ -58,7 +58,8 @@ def _check_two_documents(input_files, max_document_sentences):
         "(separate documents by a blank line)")
 
 
-def create_pretraining_data(input_patterns, output_file, options, num_output_shards=1, beam_pipeline_options=None):
+def create_pretraining_data(input_patterns, output_file, options, num_output_shards=1,
+                            beam_pipeline_options=None):
     """Writes pretraining TFRecords for the text files matching `input_patterns`.
 
     Args:
@@ -109,9 +110,9 @@ def create_pretraining_data(input_patterns, output_file, options, num_output_sha
         tfrecord_writer.remove([runs_dir])
     stats["seconds"] = time.monotonic() - start
     stats["output_files"] = paths
-    logging.info("wrote %d instances from %d documents (%d sentences) in %.1f s", stats["instances"],
-                 stats["documents"], stats["sentences"], stats["seconds"])
+    logging.info("wrote %d instances from %d documents (%d sentences) in %.1f s",
+                 stats["instances"], stats["documents"], stats["sentences"], stats["seconds"])
     if options.max_sequences_per_pack > 1:
-        logging.info("packed into %d rows of up to %d sequences (--max_sequences_per_pack)", stats["rows"],
-                     options.max_sequences_per_pack)
+        logging.info("packed into %d rows of up to %d sequences (--max_sequences_per_pack)",
+                     stats["rows"], options.max_sequences_per_pack)
     return stats

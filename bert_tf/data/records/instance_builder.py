@@ -22,8 +22,9 @@ is True when piece `i` begins a word (False for `##` continuation pieces).
 
 import collections
 
-TrainingInstance = collections.namedtuple(
-    "TrainingInstance", ["input_ids", "segment_ids", "masked_lm_positions", "masked_lm_ids", "is_random_next"])
+TrainingInstance = collections.namedtuple("TrainingInstance",
+                                          ["input_ids", "segment_ids", "masked_lm_positions",
+                                           "masked_lm_ids", "is_random_next"])
 
 
 class InstanceBuilder:
@@ -44,11 +45,13 @@ class InstanceBuilder:
     def __init__(self, max_seq_length, max_predictions_per_seq, masked_lm_prob, short_seq_prob,
                  do_whole_word_mask, vocab_size, cls_id, sep_id, mask_id):
         if max_seq_length < 5:
-            raise ValueError(f"max_seq_length must be at least 5 ([CLS] a [SEP] b [SEP]), got {max_seq_length}")
+            raise ValueError("max_seq_length must be at least 5 ([CLS] a [SEP] b [SEP]), got "
+                             f"{max_seq_length}")
         if not 0.0 < masked_lm_prob < 1.0:
             raise ValueError(f"masked_lm_prob must be in (0, 1), got {masked_lm_prob}")
         if max_predictions_per_seq < 1:
-            raise ValueError(f"max_predictions_per_seq must be at least 1, got {max_predictions_per_seq}")
+            raise ValueError("max_predictions_per_seq must be at least 1, got "
+                             f"{max_predictions_per_seq}")
         self.max_seq_length = max_seq_length
         self.max_predictions_per_seq = max_predictions_per_seq
         self.masked_lm_prob = masked_lm_prob
@@ -81,12 +84,14 @@ class InstanceBuilder:
                 tokens_a, starts_a = _concat(chunk[:a_end])
                 is_random_next = len(chunk) == 1 or rng.random() < 0.5
                 if is_random_next:
-                    tokens_b, starts_b = self._random_segment(random_document(), target_length - len(tokens_a), rng)
+                    tokens_b, starts_b = self._random_segment(random_document(),
+                                                              target_length - len(tokens_a), rng)
                     i -= len(chunk) - a_end  # Put the unused sentences back.
                 else:
                     tokens_b, starts_b = _concat(chunk[a_end:])
                 self._truncate_pair(tokens_a, starts_a, tokens_b, starts_b, max_num_tokens, rng)
-                instances.append(self._instance(tokens_a, starts_a, tokens_b, starts_b, is_random_next, rng))
+                instances.append(self._instance(tokens_a, starts_a, tokens_b, starts_b,
+                                                is_random_next, rng))
                 chunk, chunk_length = [], 0
             i += 1
         return instances
@@ -103,7 +108,8 @@ class InstanceBuilder:
     def _truncate_pair(self, tokens_a, starts_a, tokens_b, starts_b, max_num_tokens, rng):
         # google-research truncate_seq_pair: trim the longer segment (B on ties).
         while len(tokens_a) + len(tokens_b) > max_num_tokens:
-            tokens, starts = (tokens_a, starts_a) if len(tokens_a) > len(tokens_b) else (tokens_b, starts_b)
+            tokens, starts = (tokens_a, starts_a) if len(tokens_a) > len(tokens_b) else (tokens_b,
+                                                                                         starts_b)
             if rng.random() < 0.5:
                 del tokens[0], starts[0]
             else:

@@ -55,7 +55,7 @@ def num_buckets(num_documents, documents_per_bucket):
 
 def bucket_of(key, random_seed, num_buckets):
     """The random bucket of the document `key`: uniform over `range(num_buckets)`."""
-    digest = hashlib.sha256(f"{random_seed}:bucket:{key}".encode("utf-8")).digest()
+    digest = hashlib.sha256(f"{random_seed}:bucket:{key}".encode()).digest()
     return int.from_bytes(digest[:8], "little") % num_buckets
 
 
@@ -76,7 +76,8 @@ def tokenize_documents(tokenize, documents):
     flat = ids.flat_values.numpy().astype(np.int32)
     starts = np.zeros(len(flat), dtype=np.uint8)
     starts[ids.values.row_splits.numpy()[:-1]] = 1  # The first piece of every word.
-    sentence_ends = ids.values.row_splits.numpy()[ids.row_splits.numpy()]  # [sentences + 1] piece offsets
+    # [sentences + 1] piece offsets
+    sentence_ends = ids.values.row_splits.numpy()[ids.row_splits.numpy()]
     results, k = [], 0
     for document in documents:
         ends = sentence_ends[k:k + len(document) + 1]
@@ -90,7 +91,8 @@ def tokenize_documents(tokenize, documents):
 
 
 def unpack_document(packed):
-    """A packed id document → list of `(piece_ids, word_starts)` sentences (`instance_builder`'s format).
+    """A packed id document → list of `(piece_ids, word_starts)` sentences (`instance_builder`'s
+    format).
 
     Packed documents are three byte strings (int32 piece ids, uint8 word
     starts, int32 sentence lengths): between pipeline stages they cost a
@@ -107,12 +109,14 @@ def unpack_document(packed):
 
 
 def parts_per_bucket(num_buckets, work_units):
-    """How many parts each bucket's records are split into, so that there are `work_units` in all."""
+    """How many parts each bucket's records are split into, so that there are `work_units` in
+    all."""
     return max(1, -(-work_units // num_buckets))
 
 
 def bucket_records(documents, builder, serialize, dupe_factor, random_seed, part=0, parts=1):
-    """Yields `(sort_key, record)` for every copy of every document of one bucket, or a part of them.
+    """Yields `(sort_key, record)` for every copy of every document of one bucket, or a part of
+    them.
 
     A bucket's records can be made in `parts` parts (on different workers):
     part `p` makes the copies `(document j, copy c)` with
@@ -132,11 +136,13 @@ def bucket_records(documents, builder, serialize, dupe_factor, random_seed, part
     Raises:
       InputError: if the bucket holds a single document (no other to draw from).
     """
-    documents = sorted(((key, unpack_document(packed)) for key, packed in documents), key=lambda kv: kv[0])
+    documents = sorted(((key, unpack_document(packed)) for key, packed in documents),
+                       key=lambda kv: kv[0])
     if len(documents) < 2:
-        raise document_reader.InputError(
-            f"a NotNext bucket holds {len(documents)} document(s) with WordPieces; NotNext pairs need two: "
-            "give more documents (separated by a blank line) or raise --documents_per_bucket")
+        raise document_reader.InputError(f"a NotNext bucket holds {len(documents)} document(s) "
+                                         "with WordPieces; NotNext pairs need two: give more "
+                                         "documents (separated by a blank line) or raise "
+                                         "--documents_per_bucket")
     for index in range(part, len(documents) * dupe_factor, parts):
         j, copy = divmod(index, dupe_factor)
         key, document = documents[j]
@@ -201,7 +207,8 @@ class RecordSerializer:
             # Everything but the packed values; the values are its last bytes. An empty list
             # has no values field at all (protobuf leaves out empty packed fields).
             values = _field(1, packed) if packed else b""
-            whole = _field(1, _field(1, name.encode("ascii")) + _field(2, _field(list_field, values)))
+            whole = _field(1, _field(1, name.encode("ascii"))
+                           + _field(2, _field(list_field, values)))
             header = self._headers[(name, len(packed))] = whole[:len(whole) - len(packed)]
         return header + packed
 
@@ -211,16 +218,22 @@ class RecordSerializer:
             raise ValueError(f"instance of {length} tokens / {num_masked} predictions does not fit "
                              f"max_seq_length={self.max_seq_length} / "
                              f"max_predictions_per_seq={self.max_predictions_per_seq}")
-        pad, pad_masked = bytes(self.max_seq_length - length), bytes(self.max_predictions_per_seq - num_masked)
+        pad = bytes(self.max_seq_length - length)
+        pad_masked = bytes(self.max_predictions_per_seq - num_masked)
         varints, int64s = self._varints.__getitem__, self._INT64_LIST
-        features = b"".join((
-            self._entry("input_ids", int64s, b"".join(map(varints, instance.input_ids)) + pad),
-            self._entry("input_mask", int64s, b"\x01" * length + pad),
-            self._entry("masked_lm_ids", int64s, b"".join(map(varints, instance.masked_lm_ids)) + pad_masked),
-            self._entry("masked_lm_positions", int64s,
-                        b"".join(map(varints, instance.masked_lm_positions)) + pad_masked),
-            self._entry("masked_lm_weights", self._FLOAT_LIST, self._one * num_masked + bytes(4 * len(pad_masked))),
-            self._entry("next_sentence_labels", int64s, b"\x01" if instance.is_random_next else b"\x00"),
-            self._entry("segment_ids", int64s, b"".join(map(varints, instance.segment_ids)) + pad),
-        ))
+        features = b"".join((self._entry("input_ids", int64s,
+                                         b"".join(map(varints, instance.input_ids)) + pad),
+                             self._entry("input_mask", int64s, b"\x01" * length + pad),
+                             self._entry("masked_lm_ids", int64s,
+                                         b"".join(map(varints,
+                                                      instance.masked_lm_ids)) + pad_masked),
+                             self._entry("masked_lm_positions", int64s,
+                                         b"".join(map(varints,
+                                                      instance.masked_lm_positions)) + pad_masked),
+                             self._entry("masked_lm_weights", self._FLOAT_LIST,
+                                         self._one * num_masked + bytes(4 * len(pad_masked))),
+                             self._entry("next_sentence_labels", int64s, b"\x01"
+                                         if instance.is_random_next else b"\x00"),
+                             self._entry("segment_ids", int64s,
+                                         b"".join(map(varints, instance.segment_ids)) + pad),))
         return _field(1, features)

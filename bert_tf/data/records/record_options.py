@@ -40,9 +40,11 @@ def instance_builder(options, vocab):
     """The `InstanceBuilder` of `options` for `vocab` (a list of tokens); validates both."""
     vocab_lib.check_case_matches_vocab(vocab, options.do_lower_case, options.vocab_file)
     ids = vocab_lib.special_token_ids(vocab)
-    return instance_builder_lib.InstanceBuilder(
-        options.max_seq_length, options.max_predictions_per_seq, options.masked_lm_prob, options.short_seq_prob,
-        options.do_whole_word_mask, len(vocab), ids.cls_id, ids.sep_id, ids.mask_id)
+    return instance_builder_lib.InstanceBuilder(options.max_seq_length,
+                                                options.max_predictions_per_seq,
+                                                options.masked_lm_prob, options.short_seq_prob,
+                                                options.do_whole_word_mask, len(vocab), ids.cls_id,
+                                                ids.sep_id, ids.mask_id)
 
 
 def check_options(options):
@@ -56,15 +58,17 @@ def check_options(options):
                          f"got {options.documents_per_bucket}")
     limit = sequence_packing.max_sequences_limit(options.max_seq_length)
     if not 1 <= options.max_sequences_per_pack <= max(1, limit):
-        raise ValueError(f"--max_sequences_per_pack must be in [1, {max(1, limit)}] (a sequence has at least "
-                         f"{sequence_packing.MIN_SEQUENCE_LENGTH} tokens, a row --max_seq_length="
-                         f"{options.max_seq_length}), got {options.max_sequences_per_pack}")
+        raise ValueError(f"--max_sequences_per_pack must be in [1, {max(1, limit)}] (a sequence "
+                         f"has at least {sequence_packing.MIN_SEQUENCE_LENGTH} tokens, a row "
+                         f"--max_seq_length={options.max_seq_length}), got "
+                         f"{options.max_sequences_per_pack}")
     if options.max_document_sentences < 1 or options.tokenize_batch_size < 1:
         raise ValueError("max_document_sentences and tokenize_batch_size must be positive")
     expected = int(round(options.max_seq_length * options.masked_lm_prob))
     if options.max_predictions_per_seq < expected:
-        logging.warning(
-            "max_predictions_per_seq=%d caps masking: a full sequence of max_seq_length=%d at masked_lm_prob=%g "
-            "would mask %d tokens, so long sequences get an effective masked_lm_prob of %.3f. Use "
-            "max_predictions_per_seq >= %d.", options.max_predictions_per_seq, options.max_seq_length,
-            options.masked_lm_prob, expected, options.max_predictions_per_seq / options.max_seq_length, expected)
+        logging.warning("max_predictions_per_seq=%d caps masking: a full sequence of "
+                        "max_seq_length=%d at masked_lm_prob=%g would mask %d tokens, so long "
+                        "sequences get an effective masked_lm_prob of %.3f. Use "
+                        "max_predictions_per_seq >= %d.", options.max_predictions_per_seq,
+                        options.max_seq_length, options.masked_lm_prob, expected,
+                        options.max_predictions_per_seq / options.max_seq_length, expected)

@@ -34,6 +34,7 @@ Packed record features (google-research names, plus four):
 """
 
 import collections
+
 import tensorflow as tf
 
 from bert_tf.data.records.pretraining_records import RecordSerializer, _field
@@ -46,8 +47,8 @@ PACKING_BUFFER = 4096
 MIN_SEQUENCE_LENGTH = 5
 PACKED_FEATURES = ("position_ids", "next_sentence_positions", "next_sentence_weights")
 
-Sequence = collections.namedtuple(
-    "Sequence", ["input_ids", "segment_ids", "masked_lm_positions", "masked_lm_ids", "next_sentence_label"])
+Sequence = collections.namedtuple("Sequence", ["input_ids", "segment_ids", "masked_lm_positions",
+                                               "masked_lm_ids", "next_sentence_label"])
 
 
 def max_sequences_limit(max_seq_length):
@@ -64,14 +65,16 @@ def parse_records(records, max_seq_length, max_predictions_per_seq):
         return []
     ints = lambda size: tf.io.FixedLenFeature([size], tf.int64)  # noqa: E731
     spec = {"input_ids": ints(max_seq_length), "input_mask": ints(max_seq_length),
-            "segment_ids": ints(max_seq_length), "masked_lm_positions": ints(max_predictions_per_seq),
+            "segment_ids": ints(max_seq_length),
+            "masked_lm_positions": ints(max_predictions_per_seq),
             "masked_lm_ids": ints(max_predictions_per_seq), "next_sentence_labels": ints(1),
             "masked_lm_weights": tf.io.FixedLenFeature([max_predictions_per_seq], tf.float32)}
     features = {name: value.numpy() for name, value in tf.io.parse_example(records, spec).items()}
     lengths = features["input_mask"].sum(axis=1).tolist()
     masked = (features["masked_lm_weights"] > 0).sum(axis=1).tolist()
-    columns = [features[name].tolist() for name in
-               ("input_ids", "segment_ids", "masked_lm_positions", "masked_lm_ids", "next_sentence_labels")]
+    columns = [features[name].tolist() for name in ("input_ids", "segment_ids",
+                                                    "masked_lm_positions", "masked_lm_ids",
+                                                    "next_sentence_labels")]
     return [Sequence(ids[:n], segments[:n], positions[:m], masked_ids[:m], label[0])
             for ids, segments, positions, masked_ids, label, n, m in zip(*columns, lengths, masked)]
 
@@ -83,7 +86,8 @@ class _Row:
         self.members, self.free, self.predictions = [], free, 0
 
 
-def pack_rows(lengths, predictions, max_seq_length, max_predictions_per_seq, max_sequences_per_pack):
+def pack_rows(lengths, predictions, max_seq_length, max_predictions_per_seq,
+              max_sequences_per_pack):
     """Groups sequences into rows, best-fit-decreasing; returns lists of indices.
 
     Args:
@@ -105,7 +109,8 @@ def pack_rows(lengths, predictions, max_seq_length, max_predictions_per_seq, max
         length, count = lengths[i], predictions[i]
         row = None
         for free in range(length, max_seq_length + 1):
-            row = next((r for r in open_rows[free] if r.predictions + count <= max_predictions_per_seq), None)
+            row = next((r for r in open_rows[free] if r.predictions
+                        + count <= max_predictions_per_seq), None)
             if row is not None:
                 open_rows[free].remove(row)
                 break
@@ -141,9 +146,11 @@ class PackedRecordSerializer(RecordSerializer):
         num_masked = sum(len(s.masked_lm_positions) for s in sequences)
         if (length > self.max_seq_length or num_masked > self.max_predictions_per_seq
                 or len(sequences) > self.max_sequences_per_pack):
-            raise ValueError(f"a row of {len(sequences)} sequences, {length} tokens, {num_masked} predictions "
-                             f"does not fit max_sequences_per_pack={self.max_sequences_per_pack}, max_seq_length="
-                             f"{self.max_seq_length}, max_predictions_per_seq={self.max_predictions_per_seq}")
+            raise ValueError(f"a row of {len(sequences)} sequences, {length} tokens, {num_masked} "
+                             "predictions does not fit "
+                             f"max_sequences_per_pack={self.max_sequences_per_pack}, "
+                             f"max_seq_length={self.max_seq_length}, "
+                             f"max_predictions_per_seq={self.max_predictions_per_seq}")
         varint = self._varints.__getitem__
         ids, masked_positions, masked_ids, cls_positions, labels = [], [], [], [], []
         mask, segments, positions = [], [], []
@@ -157,23 +164,26 @@ class PackedRecordSerializer(RecordSerializer):
             masked_ids.extend(sequence.masked_lm_ids)
             cls_positions.append(start)
             labels.append(sequence.next_sentence_label)
-        pad, pad_masked = bytes(self.max_seq_length - length), bytes(self.max_predictions_per_seq - num_masked)
+        pad = bytes(self.max_seq_length - length)
+        pad_masked = bytes(self.max_predictions_per_seq - num_masked)
         pad_sequences = bytes(self.max_sequences_per_pack - len(sequences))
         ints = lambda values: b"".join(map(varint, values))  # noqa: E731
         int64s, floats = self._INT64_LIST, self._FLOAT_LIST
-        features = b"".join((
-            self._entry("input_ids", int64s, ints(ids) + pad),
-            self._entry("input_mask", int64s, b"".join(mask) + pad),
-            self._entry("masked_lm_ids", int64s, ints(masked_ids) + pad_masked),
-            self._entry("masked_lm_positions", int64s, ints(masked_positions) + pad_masked),
-            self._entry("masked_lm_weights", floats, self._one * num_masked + bytes(4 * len(pad_masked))),
-            self._entry("next_sentence_labels", int64s, ints(labels) + pad_sequences),
-            self._entry("next_sentence_positions", int64s, ints(cls_positions) + pad_sequences),
-            self._entry("next_sentence_weights", floats,
-                        self._one * len(sequences) + bytes(4 * len(pad_sequences))),
-            self._entry("position_ids", int64s, b"".join(positions) + pad),
-            self._entry("segment_ids", int64s, b"".join(segments) + pad),
-        ))
+        features = b"".join((self._entry("input_ids", int64s, ints(ids) + pad),
+                             self._entry("input_mask", int64s, b"".join(mask) + pad),
+                             self._entry("masked_lm_ids", int64s, ints(masked_ids) + pad_masked),
+                             self._entry("masked_lm_positions", int64s,
+                                         ints(masked_positions) + pad_masked),
+                             self._entry("masked_lm_weights", floats, self._one * num_masked
+                                         + bytes(4 * len(pad_masked))),
+                             self._entry("next_sentence_labels", int64s,
+                                         ints(labels) + pad_sequences),
+                             self._entry("next_sentence_positions", int64s,
+                                         ints(cls_positions) + pad_sequences),
+                             self._entry("next_sentence_weights", floats, self._one * len(sequences)
+                                         + bytes(4 * len(pad_sequences))),
+                             self._entry("position_ids", int64s, b"".join(positions) + pad),
+                             self._entry("segment_ids", int64s, b"".join(segments) + pad),))
         return _field(1, features)
 
 
@@ -189,13 +199,13 @@ class PackedRecords:
       buffer_size: records packed at once.
     """
 
-    def __init__(self, records, max_seq_length, max_predictions_per_seq, max_sequences_per_pack, vocab_size,
-                 buffer_size=PACKING_BUFFER):
+    def __init__(self, records, max_seq_length, max_predictions_per_seq, max_sequences_per_pack,
+                 vocab_size, buffer_size=PACKING_BUFFER):
         self._records, self._buffer_size = records, buffer_size
         self._limits = (max_seq_length, max_predictions_per_seq, max_sequences_per_pack)
         self._sizes = (max_seq_length, max_predictions_per_seq)
-        self._serialize = PackedRecordSerializer(max_seq_length, max_predictions_per_seq, max_sequences_per_pack,
-                                                 vocab_size)
+        self._serialize = PackedRecordSerializer(max_seq_length, max_predictions_per_seq,
+                                                 max_sequences_per_pack, vocab_size)
         self.sequences = self.rows = 0
 
     def __iter__(self):

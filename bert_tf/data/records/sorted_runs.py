@@ -39,7 +39,8 @@ _READ_BATCH = 512
 def write_run(path, keyed_records):
     """Writes `(key, record)` pairs (key: int in [0, 2**64)) sorted by key, then record."""
     tf.io.gfile.makedirs(os.path.dirname(path))
-    tfrecord_writer.write_shard(path, (key.to_bytes(8, "big") + record for key, record in sorted(keyed_records)))
+    tfrecord_writer.write_shard(path, (key.to_bytes(8, "big") + record
+                                       for key, record in sorted(keyed_records)))
 
 
 def _read(path):
@@ -67,7 +68,8 @@ def merge_runs(paths, scratch_prefix, fan_in=FAN_IN):
         merged = []
         for group in range(0, len(paths), fan_in):
             merged.append(f"{scratch_prefix}-{merge_pass}-{group // fan_in}")
-            tfrecord_writer.write_shard(merged[-1], heapq.merge(*map(_read, paths[group:group + fan_in])))
+            tfrecord_writer.write_shard(merged[-1],
+                                        heapq.merge(*map(_read, paths[group:group + fan_in])))
         tfrecord_writer.remove(scratch)
         paths, scratch, merge_pass = merged, merged, merge_pass + 1
     for keyed in heapq.merge(*map(_read, paths)):

@@ -21,7 +21,8 @@ def check_new_and_writable(paths):
     """
     for path in paths:
         if tf.io.gfile.exists(path):
-            raise ValueError(f"output file {path} exists: delete it or choose another --output_file")
+            raise ValueError(f"output file {path} exists: delete it or choose another "
+                             "--output_file")
         directory = os.path.dirname(path) or "."
         probe = f"{path}.probe-{os.getpid()}"
         try:
@@ -30,7 +31,8 @@ def check_new_and_writable(paths):
                 f.write(b"")
             tf.io.gfile.remove(probe)
         except (tf.errors.OpError, OSError) as error:
-            raise ValueError(f"cannot write output file {path}: {getattr(error, 'message', error)}") from error
+            message = getattr(error, "message", error)
+            raise ValueError(f"cannot write output file {path}: {message}") from error
 
 
 def remove(paths):
