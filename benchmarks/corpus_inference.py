@@ -31,7 +31,8 @@ def _saved_model_seconds(model_dir, lines, batch_size, seq_length, work_dir):
 
     def run():
         for start in range(0, len(lines), batch_size):
-            for output in signature(**{name: tf.constant(lines[start:start + batch_size])}).values():
+            for output in signature(**{name: tf.constant(lines[start:start
+                                                               + batch_size])}).values():
                 output.numpy()
 
     run()  # warm-up: every request width traced once
@@ -68,12 +69,25 @@ def benchmark_corpus(model_dir, lines, batch_size=128):
         stats = predict_corpus(corpus, os.path.join(work_dir, "out"), settings, "jsonl",
                                beam_pipeline_options="runner=DirectRunner,direct_num_workers=1")
         pipeline = time.perf_counter() - start
-    rows = [{"what": "corpus", "system": "SavedModel serving_default, arrival order",
-             "lines_per_s": len(lines) / saved_model},
-            {"what": "corpus", "system": "Predictor (warm, no Beam)", "lines_per_s": len(lines) / predictor},
-            {"what": "corpus", "system": "tools/predict pipeline, DirectRunner, 1 worker",
-             "lines_per_s": len(lines) / pipeline, "pipeline_run_s": stats["seconds"],
-             "overhead_ms_per_line": 1000 * (pipeline - saved_model) / len(lines)}]
+    rows = [
+        {
+            "what": "corpus",
+            "system": "SavedModel serving_default, arrival order",
+            "lines_per_s": len(lines) / saved_model,
+        },
+        {
+            "what": "corpus",
+            "system": "Predictor (warm, no Beam)",
+            "lines_per_s": len(lines) / predictor,
+        },
+        {
+            "what": "corpus",
+            "system": "tools/predict pipeline, DirectRunner, 1 worker",
+            "lines_per_s": len(lines) / pipeline,
+            "pipeline_run_s": stats["seconds"],
+            "overhead_ms_per_line": 1000 * (pipeline - saved_model) / len(lines),
+        },
+    ]
     matmul_gflops = measured_matmul_flops("float32") / 1e9  # the machine's rate beside the times
     for row in rows:
         row.update(lines=len(lines), batch_size=batch_size, float32_matmul_gflops=matmul_gflops)

@@ -3,8 +3,8 @@
 import numpy as np
 import tensorflow as tf
 
-from benchmarks.keras_hub_peer import keras_hub_backbone
 from benchmarks.flops import encoder_forward_flops
+from benchmarks.keras_hub_peer import keras_hub_backbone
 from benchmarks.timing import interleaved_median_seconds
 from bert_tf.dtype_policy import policy_scope
 from bert_tf.models.bert_encoder import BertEncoder

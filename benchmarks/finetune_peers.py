@@ -134,7 +134,8 @@ class HuggingFaceLinearSchedule(keras.optimizers.schedules.LearningRateSchedule)
     def __call__(self, step):
         step = tf.cast(step, tf.float32)
         warmup = step / max(1, self.warmup_steps)
-        decay = tf.maximum(0.0, (self.total_steps - step) / max(1, self.total_steps - self.warmup_steps))
+        decay = tf.maximum(0.0,
+                           (self.total_steps - step) / max(1, self.total_steps - self.warmup_steps))
         return self.peak * tf.where(step < self.warmup_steps, warmup, decay)
 
 

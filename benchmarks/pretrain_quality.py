@@ -43,10 +43,11 @@ class QualitySettings:
 
 
 def heldout_mlm_metrics(logits_fn, heldout_records, seq_length, max_predictions_per_seq):
-    """Token-weighted masked-LM accuracy and loss of `logits_fn(batch) -> [B, P, V]` on the records."""
+    """Token-weighted masked-LM accuracy and loss of `logits_fn(batch) -> [B, P, V]` on the
+    records."""
     correct = loss = count = 0.0
-    for batch in pretraining_dataset(heldout_records, 64, seq_length, max_predictions_per_seq, is_training=False,
-                                     use_next_sentence=False):
+    for batch in pretraining_dataset(heldout_records, 64, seq_length, max_predictions_per_seq,
+                                     is_training=False, use_next_sentence=False):
         logits = tf.cast(logits_fn(batch), tf.float32)
         labels, weights = batch["masked_lm_ids"], batch["masked_lm_weights"]
         token_loss = tf.nn.sparse_softmax_cross_entropy_with_logits(labels, logits)
@@ -67,14 +68,18 @@ def run_bert_tf(settings, seed):
     """Our pretrainer, `--no_nsp`, through `run_pretraining`; returns {step: held-out metrics}."""
     output_dir = os.path.join(settings.work_dir, f"bert_tf_seed{seed}")
     shutil.rmtree(output_dir, ignore_errors=True)  # A fresh run, not a resume of the last one.
-    options = PretrainingOptions(
-        bert_config_file=settings.bert_config_file, input_file=settings.train_records,
-        eval_input_file=settings.heldout_records, output_dir=output_dir, no_nsp=True,
-        train_batch_size=settings.batch_size, eval_batch_size=64, max_seq_length=settings.seq_length,
-        max_predictions_per_seq=settings.max_predictions_per_seq, learning_rate=settings.learning_rate,
-        num_train_steps=settings.num_steps, num_warmup_steps=settings.num_warmup_steps,
-        save_checkpoints_steps=settings.num_steps, eval_every_steps=settings.eval_every_steps,
-        max_eval_steps=10000, steps_per_loop=settings.eval_every_steps, seed=seed)
+    options = PretrainingOptions(bert_config_file=settings.bert_config_file,
+                                 input_file=settings.train_records,
+                                 eval_input_file=settings.heldout_records, output_dir=output_dir,
+                                 no_nsp=True, train_batch_size=settings.batch_size,
+                                 eval_batch_size=64, max_seq_length=settings.seq_length,
+                                 max_predictions_per_seq=settings.max_predictions_per_seq,
+                                 learning_rate=settings.learning_rate,
+                                 num_train_steps=settings.num_steps,
+                                 num_warmup_steps=settings.num_warmup_steps,
+                                 save_checkpoints_steps=settings.num_steps,
+                                 eval_every_steps=settings.eval_every_steps, max_eval_steps=10000,
+                                 steps_per_loop=settings.eval_every_steps, seed=seed)
     run_pretraining(options)
     return _eval_scalars(os.path.join(output_dir, "eval"))
 
@@ -86,12 +91,14 @@ def _eval_scalars(eval_dir):
         for event in tf.compat.v1.train.summary_iterator(path):
             for value in event.summary.value:
                 if value.tag in ("mlm_accuracy", "mlm_loss"):
-                    curve.setdefault(event.step, {})[value.tag] = float(tf.make_ndarray(value.tensor))
+                    metrics = curve.setdefault(event.step, {})
+                    metrics[value.tag] = float(tf.make_ndarray(value.tensor))
     return curve
 
 
 def run_keras_hub(settings, config, seed):
-    """keras-hub `BertMaskedLM` trained by `fit` on the same batches; returns {step: held-out metrics}.
+    """keras-hub `BertMaskedLM` trained by `fit` on the same batches; returns {step: held-out
+    metrics}.
 
     Raises:
       ImportError: keras-hub is not installed (`pip install keras-hub`).
@@ -102,10 +109,13 @@ def run_keras_hub(settings, config, seed):
     keras.utils.set_random_seed(seed)
     backbone = keras_hub_backbone(config)
     model = keras_hub.models.BertMaskedLM(backbone, preprocessor=None)
-    schedule = WarmupLinearDecay(settings.learning_rate, settings.num_steps, settings.num_warmup_steps)
-    optimizer = keras.optimizers.AdamW(schedule, weight_decay=0.01, global_clipnorm=1.0, epsilon=1e-6)
+    schedule = WarmupLinearDecay(settings.learning_rate, settings.num_steps,
+                                 settings.num_warmup_steps)
+    optimizer = keras.optimizers.AdamW(schedule, weight_decay=0.01, global_clipnorm=1.0,
+                                       epsilon=1e-6)
     optimizer.exclude_from_weight_decay(var_names=list(NO_WEIGHT_DECAY))
-    model.compile(optimizer=optimizer, loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+    model.compile(optimizer=optimizer,
+                  loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
 
     def features(batch):
         return {"token_ids": batch["input_word_ids"], "segment_ids": batch["input_type_ids"],
@@ -134,8 +144,9 @@ def make_records(text_file, output_file, vocab_file, dupe_factor, seed=12345):
 
     if not os.path.exists(output_file):
         tool = os.path.join(TOOLS_DIR, "create_pretraining_data.py")
-        subprocess.run([sys.executable, tool, f"--input_file={text_file}", f"--output_file={output_file}",
-                        f"--vocab_file={vocab_file}", "--max_seq_length=128", "--max_predictions_per_seq=20",
+        subprocess.run([sys.executable, tool, f"--input_file={text_file}",
+                        f"--output_file={output_file}", f"--vocab_file={vocab_file}",
+                        "--max_seq_length=128", "--max_predictions_per_seq=20",
                         f"--dupe_factor={dupe_factor}", f"--random_seed={seed}"], check=True)
     return output_file
 

@@ -13,6 +13,7 @@ from bert_tf.training.optimization import create_optimizer
 from bert_tf.training.pretraining_loss import pretraining_loss_fn
 from bert_tf.training.train_loop import Trainer
 
+
 def synthetic_batch(config, batch_size, seq_length, max_predictions, seed=0, lengths=None):
     """A pretraining batch with `max_predictions` real predictions per row.
 
@@ -27,10 +28,13 @@ def synthetic_batch(config, batch_size, seq_length, max_predictions, seed=0, len
     return {
         "input_word_ids": g.uniform(shape, 1, config.vocab_size, tf.int32) * mask,
         "input_mask": mask,
-        "input_type_ids": tf.cast(tf.range(seq_length) >= seq_length // 2, tf.int32)[None] * tf.ones(shape, tf.int32),
+        "input_type_ids": tf.cast(tf.range(seq_length) >= seq_length // 2, tf.int32)[None]
+        * tf.ones(shape, tf.int32),
         "masked_lm_positions": tf.cast(
             g.uniform(predictions) * tf.cast(tf.reduce_sum(mask, 1, keepdims=True) - 1, tf.float32),
-            tf.int32) + 1,
+            tf.int32,
+        )
+        + 1,
         "masked_lm_ids": g.uniform(predictions, 1, config.vocab_size, tf.int32),
         "masked_lm_weights": tf.ones(predictions, tf.float32),
         "next_sentence_labels": g.uniform([batch_size], 0, 2, tf.int32),
@@ -54,7 +58,8 @@ def pretrain_step_runner(config, batch, num_steps, dtype="float32", jit_compile=
     The first `run()` traces and compiles; time the later ones.
     """
     if num_steps % steps_per_loop:
-        raise ValueError(f"num_steps={num_steps} is not a multiple of steps_per_loop={steps_per_loop}.")
+        raise ValueError(f"num_steps={num_steps} is not a multiple of "
+                         f"steps_per_loop={steps_per_loop}.")
     with policy_scope(dtype):
         strategy = get_strategy(distribution_strategy)
         with strategy.scope():

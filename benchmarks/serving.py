@@ -41,7 +41,8 @@ def computed_tokens(lengths, batch_size, system, seq_length):
 
     `lengths` are packed lengths with [CLS] and [SEP] (at most `seq_length`). bert_tf
     computes the real ones; its padded variant pads to the longest, rounded up as its
-    preprocessor does (`PAD_TO_MULTIPLE_OF`); keras-hub to `seq_length` (its only mode); the others to the longest.
+    preprocessor does (`PAD_TO_MULTIPLE_OF`); keras-hub to `seq_length` (its only mode); the others
+    to the longest.
     """
     total = 0
     for start in range(0, len(lengths) - batch_size + 1, batch_size):

@@ -34,8 +34,7 @@ import numpy as np  # noqa: E402
 
 from benchmarks import REPO_ROOT  # noqa: E402
 from benchmarks.export import directory_bytes  # noqa: E402
-from benchmarks.peer_process import (  # noqa: E402
-    PeerError, peer_json_rows, require_peer_python)
+from benchmarks.peer_process import PeerError, peer_json_rows, require_peer_python  # noqa: E402
 
 # The ONNX Runtime systems, by the `serving_systems.onnx_graph` stage each scores.
 ORT_STAGES = {"onnxruntime optimized": "optimized", "onnxruntime int8": "int8"}

@@ -9,7 +9,8 @@ bert_tf wrote (`--head=preprocessor`, `--head=hub_encoder`) beside its own outpu
     .venv/bin/python dev/check_hub_keras_layer.py --write=/tmp/hub_check --model_dir=MODEL_DIR
     # 2. in a venv with tensorflow-hub, tf_keras, tensorflow-text (the Model Garden one:
     #    pip install 'tf-models-official==2.20.*'): the tutorial's model on them
-    TF_USE_LEGACY_KERAS=1 /tmp/tfmodels/bin/python dev/check_hub_keras_layer.py --check=/tmp/hub_check
+    TF_USE_LEGACY_KERAS=1 /tmp/tfmodels/bin/python dev/check_hub_keras_layer.py
+    --check=/tmp/hub_check
 
 MODEL_DIR needs a masked-LM head for the `.mlm` check (e.g. a `run_pretraining` output).
 Step 2 prints the largest differences from bert_tf's outputs and the tutorial model's losses.

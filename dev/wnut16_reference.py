@@ -121,8 +121,12 @@ def main():
                                   lr=args.learning_rate, eps=1e-6)
     total = len(train_rows) // args.batch_size * args.epochs  # whole batches, as run_ner
     warmup = int(0.1 * total)
-    scheduler = torch.optim.lr_scheduler.LambdaLR(  # `bert_tf.training.optimization.WarmupLinearDecay`
-        optimizer, lambda step: step / max(warmup, 1) if step < warmup else max(0.0, 1 - step / total))
+    scheduler = (
+        torch.optim.lr_scheduler.LambdaLR(  # `bert_tf.training.optimization.WarmupLinearDecay`
+            optimizer,
+            lambda step: step / max(warmup, 1) if step < warmup else max(0.0, 1 - step / total),
+        )
+    )
     conlleval = _conlleval()
     generator = np.random.default_rng(args.seed)
     history = []

@@ -1,4 +1,4 @@
-r"""Learns a WordPiece vocab.txt from text files: word counts on Apache Beam, then tf-text's learner.
+r"""Learns a WordPiece vocab.txt from text files: words counted on Beam, then tf-text's learner.
 
 Words are split and normalised exactly as bert_tf's tokenizer does, so the vocab round-trips.
 The counts (`word<TAB>count`, one line per distinct word) are kept in --counts_file, to learn
@@ -9,19 +9,23 @@ other sizes from. Needs `pip install 'bert_tf[beam]'`.
       --beam_pipeline_options=direct_num_workers=2,direct_running_mode=multi_processing
 """
 
-from bert_tf import cli  # First: quiets TensorFlow's C++ start-up logging.
+from absl import (
+    flags,  # noqa: E402
+    logging,  # noqa: E402
+)
 
-from absl import flags  # noqa: E402
-from absl import logging  # noqa: E402
-
-from bert_tf import errors  # noqa: E402
-
+from bert_tf import (
+    cli,  # First: quiets TensorFlow's C++ start-up logging.
+    errors,  # noqa: E402
+)
 from bert_tf.tokenization import vocab_learner  # noqa: E402
 
-flags.DEFINE_string("input_file", None, "Input text: comma-separated globs, one text per line (.gz, gs:// ok).")
+flags.DEFINE_string("input_file", None,
+                    "Input text: comma-separated globs, one text per line (.gz, gs:// ok).")
 flags.DEFINE_string("output_file", None, "Where to write vocab.txt.")
-flags.DEFINE_string("counts_file", None, "Where the word counts go (default: <output_file>.counts.tsv); "
-                    "the Beam workers write it, so on Dataflow a gs:// path.")
+flags.DEFINE_string("counts_file", None, "Where the word counts go (default: "
+                    "<output_file>.counts.tsv); the Beam workers write it, so on Dataflow a gs:// "
+                    "path.")
 flags.DEFINE_integer("vocab_size", 30522, "Largest vocab size (the learner lands up to 5% below).")
 flags.DEFINE_bool("do_lower_case", True, "Lower-case and strip accents (uncased vocab).")
 flags.DEFINE_integer("num_unused", 100, "[unusedN] slots reserved after [PAD].")
@@ -36,10 +40,11 @@ def main(argv):
         with cli.quiet_beam(FLAGS.beam_pipeline_options):  # Also Beam's import-time warnings.
             from bert_tf.data.records import beam_vocab  # pylint: disable=import-outside-toplevel  (Beam is an extra.)
 
-            vocab = beam_vocab.learn_vocab(
-                FLAGS.input_file, FLAGS.counts_file or f"{FLAGS.output_file}.counts.tsv", FLAGS.vocab_size,
-                lower_case=FLAGS.do_lower_case, num_unused=FLAGS.num_unused,
-                beam_pipeline_options=FLAGS.beam_pipeline_options)
+            vocab = beam_vocab.learn_vocab(FLAGS.input_file, FLAGS.counts_file
+                                           or f"{FLAGS.output_file}.counts.tsv", FLAGS.vocab_size,
+                                           lower_case=FLAGS.do_lower_case,
+                                           num_unused=FLAGS.num_unused,
+                                           beam_pipeline_options=FLAGS.beam_pipeline_options)
     except ValueError as error:  # no files or no words: one line, like UserError
         raise errors.UserError(str(error)) from None
     vocab_learner.write_vocab(vocab, FLAGS.output_file)

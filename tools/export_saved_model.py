@@ -22,10 +22,9 @@ Casing and the default --seq_length come from the model directory's model_info.j
 
 import dataclasses
 
-from bert_tf import cli  # first: quiets TensorFlow's C++ start-up lines
-
 from absl import flags  # noqa: E402
 
+from bert_tf import cli  # first: quiets TensorFlow's C++ start-up lines
 from bert_tf.export.exporter import export_saved_model  # noqa: E402
 from bert_tf.export.options import ExportOptions  # noqa: E402
 from bert_tf.options import check_options  # noqa: E402

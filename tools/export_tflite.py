@@ -14,7 +14,6 @@ SELECT_TFTEXT_OPS)`). Casing and the default --seq_length come from model_info.j
 import dataclasses
 
 from bert_tf import cli  # first: quiets TensorFlow's C++ start-up lines
-
 from bert_tf.export.options import TfliteExportOptions  # noqa: E402
 from bert_tf.export.tflite import export_tflite  # noqa: E402
 from bert_tf.options import check_options  # noqa: E402

@@ -8,10 +8,9 @@ converted BertForPreTraining (tools/convert_checkpoint.py). Several texts and se
 text are allowed; a run of adjacent masks (`[MASK][MASK]`) is also shown as one joined word.
 """
 
-from bert_tf import cli  # First: quiets TensorFlow's C++ start-up logging.
-
 from absl import app, flags  # noqa: E402
 
+from bert_tf import cli  # First: quiets TensorFlow's C++ start-up logging.
 from bert_tf.inference.fill_mask import fill_mask, format_result  # noqa: E402
 
 flags.DEFINE_string("model_dir", None, "Model directory with a masked-LM head.")

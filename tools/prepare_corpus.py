@@ -26,13 +26,12 @@ import itertools
 import os
 import re
 
-from bert_tf import cli  # first: quiets TensorFlow's C++ start-up lines
-
 from absl import flags  # noqa: E402
 
-from bert_tf.file_io import refuse_existing  # noqa: E402
+from bert_tf import cli  # first: quiets TensorFlow's C++ start-up lines
 from bert_tf.data import sentence_splitter  # noqa: E402
 from bert_tf.data.document_reader import InputError  # noqa: E402
+from bert_tf.file_io import refuse_existing  # noqa: E402
 from bert_tf.finetuning.table_reader import read_text, split_lines  # noqa: E402
 
 OUTPUT_NAMES = ("train.txt.gz", "heldout.txt.gz")
@@ -79,7 +78,8 @@ def paragraph_documents(text):
 
 
 def _write_gzip(path, documents):
-    with open(path, "wb") as raw, gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0) as out:
+    with open(path, "wb") as raw, gzip.GzipFile(filename="", mode="wb", fileobj=raw,
+                                                mtime=0) as out:
         out.write("\n\n".join("\n".join(d) for d in documents).encode("utf-8") + b"\n")
 
 
@@ -96,7 +96,8 @@ def main(argv):
     for index, raw in enumerate(raw_documents):
         sentences = sentence_splitter.split_sentences(raw)
         if sentences:
-            (heldout if index % FLAGS.heldout_every == FLAGS.heldout_every - 1 else train).append(sentences)
+            (heldout if index % FLAGS.heldout_every == FLAGS.heldout_every - 1
+             else train).append(sentences)
     if not train:
         raise InputError(f"{FLAGS.input_file}: no training document ({len(heldout)} held out "
                          f"with --heldout_every={FLAGS.heldout_every}); nothing was written.")

@@ -9,10 +9,9 @@ An existing train.jsonl or dev.jsonl in --output_dir is an error; nothing is ove
 
 import os
 
-from bert_tf import cli  # first: quiets TensorFlow's C++ start-up lines
-
 from absl import flags  # noqa: E402
 
+from bert_tf import cli  # first: quiets TensorFlow's C++ start-up lines
 from bert_tf.file_io import refuse_existing  # noqa: E402
 from bert_tf.finetuning.text_folders import read_class_folders, write_jsonl_split  # noqa: E402
 
