@@ -144,3 +144,17 @@ def test_bad_input_is_refused_and_nothing_is_written(model_dirs, tmp_path):
         export_onnx(model_dirs["classifier"], out)
     assert os.path.getmtime(first.path) == before and sorted(os.listdir(out)) == [
         "export_metadata.json", "model.onnx"]
+
+
+@pytest.mark.parametrize("head", TASK_HEADS)
+def test_openvino_runs_the_same_file(model_dirs, head, tmp_path):
+    openvino = pytest.importorskip(
+        "openvino", reason="OpenVINO is in the bench extra (pip install bert_tf[bench])")
+    export = export_onnx(model_dirs[head], str(tmp_path / head))
+    inputs = encoder_inputs()
+    # float32 kernels: on a CPU with bfloat16, OpenVINO's default precision is bfloat16.
+    compiled = openvino.Core().compile_model(export.path, "CPU",
+                                             {"INFERENCE_PRECISION_HINT": "f32"})
+    outputs = compiled(inputs)
+    for name, value in run(export.path, inputs).items():
+        np.testing.assert_allclose(outputs[name], value, atol=1e-4)

@@ -77,8 +77,9 @@ def _write_tiny_model_dirs():
 
 @pytest.mark.slow
 def test_serving_page_runs_in_order(tmp_path, monkeypatch):
-    """docs/serving.md: load the raw-text SavedModel, run the int8 TFLite, chain the TF Hub pair."""
+    """docs/serving.md: the raw-text SavedModel, the int8 TFLite, the TF Hub pair, ONNX."""
     from bert_tf.export.exporter import export_saved_model
+    from bert_tf.export.onnx_export import export_onnx
     from bert_tf.export.tflite import export_tflite
 
     monkeypatch.chdir(tmp_path)
@@ -88,9 +89,11 @@ def test_serving_page_runs_in_order(tmp_path, monkeypatch):
     export_saved_model("minilm", "serving/preprocess", "preprocessor")
     export_saved_model("minilm", "serving/hub_encoder", "hub_encoder")
     export_tflite("bbc_classifier", "bbc_int8.tflite", "classifier", quantization="dynamic_int8")
+    export_onnx("minilm", "minilm_onnx", head="sentence_encoder", text_input=True)
+    export_onnx("bbc_classifier", "bbc_onnx", quantize="int8")
 
     blocks = python_blocks("docs/serving.md")
-    assert len(blocks) == 3
+    assert len(blocks) == 4
     namespace, printed = {}, io.StringIO()
     with contextlib.redirect_stdout(printed):
         exec(compile(blocks[0], "docs/serving.md", "exec"), namespace)  # noqa: S102 (our page)
@@ -99,6 +102,9 @@ def test_serving_page_runs_in_order(tmp_path, monkeypatch):
         assert namespace["outputs"]["label"].astype(str).tolist()[0] in labels
         np.testing.assert_allclose(namespace["outputs"]["probabilities"].sum(), 1.0, atol=1e-3)
         exec(compile(blocks[2], "docs/serving.md", "exec"), namespace)  # noqa: S102
+        exec(compile(blocks[3], "docs/serving.md", "exec"), namespace)  # noqa: S102
+    assert namespace["embedding"].shape == (1, config.hidden_size)
+    assert namespace["probabilities"].shape == (1, len(labels))
     assert namespace["hub_outputs"]["pooled_output"].shape == (1, config.hidden_size)
     assert len(namespace["hub_outputs"]["encoder_outputs"]) == config.num_hidden_layers
     assert f"(1, {config.hidden_size})" in printed.getvalue()
