@@ -3,8 +3,8 @@
 README.md is at most 200 lines and WORKSPACE.md a guide of at most 300 (reasons go to
 docs/design.md, logs to docs/lab/, measured figures to benchmarks/README.md). Every relative
 markdown link in the docs (and the heading its `#anchor` names), and every repository path the
-guides name in backticks (`bert_tf/...py`, `tools/...py`, `benchmarks/...`, `docs/...`, or a module path
-inside the package such as `layers/packing.py`), must exist: a file that moves leaves no
+guides name in backticks (`bert_tf/...py`, `tools/...py`, `benchmarks/...`, `docs/...`, or a module
+path inside the package such as `layers/packing.py`), must exist: a file that moves leaves no
 stale pointer behind. A failure lists every missing path at once.
 """
 
@@ -122,9 +122,9 @@ def test_readme_is_short():
 
 
 def test_the_docs_split_by_audience_exists():
-    for relative in ["docs/design.md", "CHANGELOG.md", "benchmarks/README.md", "docs/pretraining.md",
-                     "docs/fine_tuning.md", "docs/serving.md", "docs/checkpoints.md",
-                     "docs/operations.md"]:
+    for relative in ["docs/design.md", "CHANGELOG.md", "benchmarks/README.md",
+                     "docs/pretraining.md", "docs/fine_tuning.md", "docs/serving.md",
+                     "docs/checkpoints.md", "docs/operations.md"]:
         assert os.path.isfile(os.path.join(ROOT, relative)), relative
     assert glob.glob(os.path.join(ROOT, "docs", "lab", "*.md"))
 
@@ -144,8 +144,10 @@ def test_no_doc_or_docstring_points_outside_the_repository():
     # not shipped with it: docs/design.md is where a reason lives.
     outside = re.compile(r"\.\./shared/|/work/|\b(?:DESIGN|PERFORMANCE|ANCHORS|STYLE)\.md\b")
     offenders = []
-    files = LINKED + [os.path.relpath(path, ROOT) for folder in ["bert_tf", "tools", "benchmarks", "dev", "tests"]
-                      for path in glob.glob(os.path.join(ROOT, folder, "**", "*.py"), recursive=True)]
+    files = LINKED + [os.path.relpath(path, ROOT) for folder in ["bert_tf", "tools",
+                                                                 "benchmarks", "dev", "tests"]
+                      for path in glob.glob(os.path.join(ROOT, folder, "**", "*.py"),
+                                            recursive=True)]
     for relative in files:
         for number, line in enumerate(_read(relative).splitlines(), 1):
             if outside.search(line) and relative != os.path.relpath(__file__, ROOT):

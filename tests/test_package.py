@@ -3,9 +3,9 @@
 import subprocess
 import sys
 
-import bert_tf
-
 import pytest
+
+import bert_tf
 
 
 def test_every_public_name_resolves():

@@ -1,4 +1,5 @@
-"""`benchmarks/benchmark.py` as a user runs it: one JSON row per measurement (tiny shape, one repeat)."""
+"""`benchmarks/benchmark.py` as a user runs it: one JSON row per measurement (tiny shape, one
+repeat)."""
 
 import json
 import os
@@ -7,7 +8,8 @@ import sys
 
 import pytest
 
-pytestmark = [pytest.mark.slow, pytest.mark.subprocess]  # each runs benchmarks/benchmark.py as a user does
+# each runs benchmarks/benchmark.py as a user does
+pytestmark = [pytest.mark.slow, pytest.mark.subprocess]
 
 ROOT = os.path.join(os.path.dirname(__file__), "..", "..")
 
@@ -54,10 +56,16 @@ def test_fit_strings_benchmark_times_ours_beside_keras_hub(tiny_model_dir):
 
 def test_text_pipeline_benchmark_reports_cpu_per_sequence(tmp_path):
     text = tmp_path / "corpus.txt"
-    text.write_text("\n\n".join("\n".join(f"document {d} says line {s} of the text ." for s in range(4))
-                                for d in range(6)) + "\n")
-    command = [sys.executable, "benchmarks/benchmark.py", "--what=text_pipeline", f"--text_file={text}",
-               "--batch_size=4", "--seq_length=16", "--max_predictions_per_seq=2", "--pipeline_batches=3"]
+    text.write_text(
+        "\n\n".join(
+            "\n".join(f"document {d} says line {s} of the text ." for s in range(4))
+            for d in range(6)
+        )
+        + "\n"
+    )
+    command = [sys.executable, "benchmarks/benchmark.py", "--what=text_pipeline",
+               f"--text_file={text}", "--batch_size=4", "--seq_length=16",
+               "--max_predictions_per_seq=2", "--pipeline_batches=3"]
     result = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stderr[-3000:]
     row, = map(json.loads, result.stdout.split("\n")[:-1])

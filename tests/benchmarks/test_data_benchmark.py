@@ -33,4 +33,5 @@ def test_news_corpus_is_one_sentence_a_line_and_a_blank_line_between_articles(tm
     articles, sentences = write_bbc_news_corpus(str(path))
     documents = path.read_text(encoding="utf-8").rstrip("\n").split("\n\n")
     assert len(documents) == articles > 2000
-    assert sum(len(d.split("\n")) for d in documents) == sentences and all(d.strip() for d in documents)
+    assert sum(len(d.split("\n")) for d in documents) == sentences and all(d.strip()
+                                                                           for d in documents)

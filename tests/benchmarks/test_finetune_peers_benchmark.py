@@ -10,7 +10,8 @@ import pytest
 
 from tests import fixtures
 
-pytestmark = [pytest.mark.slow, pytest.mark.subprocess]  # runs benchmarks/benchmark.py as a user does
+# runs benchmarks/benchmark.py as a user does
+pytestmark = [pytest.mark.slow, pytest.mark.subprocess]
 
 ROOT = os.path.join(os.path.dirname(__file__), "..", "..")
 EPOCHS = {"sentences": 2, "ner": 3}

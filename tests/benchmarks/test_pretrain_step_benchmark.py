@@ -7,7 +7,8 @@ import sys
 
 import pytest
 
-pytestmark = [pytest.mark.slow, pytest.mark.subprocess]  # each runs benchmarks/benchmark.py as a user does
+# each runs benchmarks/benchmark.py as a user does
+pytestmark = [pytest.mark.slow, pytest.mark.subprocess]
 
 ROOT = os.path.join(os.path.dirname(__file__), "..", "..")
 

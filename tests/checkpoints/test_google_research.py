@@ -10,8 +10,8 @@ import pytest
 import tensorflow as tf
 from safetensors.numpy import load_file
 
-from bert_tf.checkpoints.convert import convert_checkpoint
 from bert_tf.checkpoints import google_research
+from bert_tf.checkpoints.convert import convert_checkpoint
 from bert_tf.configs import BertConfig
 from bert_tf.models.bert_encoder import BertEncoder
 

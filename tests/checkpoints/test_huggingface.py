@@ -8,8 +8,11 @@ import pytest
 from safetensors import safe_open
 from safetensors.numpy import load_file, save_file
 
-from bert_tf.checkpoints import convert_huggingface_checkpoint, huggingface
-from bert_tf.checkpoints import export_huggingface_checkpoint
+from bert_tf.checkpoints import (
+    convert_huggingface_checkpoint,
+    export_huggingface_checkpoint,
+    huggingface,
+)
 from bert_tf.configs import BertConfig
 from bert_tf.models.bert_encoder import BertEncoder
 from tests.checkpoints.conftest import edit_config, edit_safetensors
@@ -97,7 +100,8 @@ def test_shape_not_matching_config_names_tensor(tiny_hf_dir):
 
 
 def test_unused_tensor_is_named(tiny_hf_dir):
-    edit_safetensors(tiny_hf_dir, lambda t: t.update({"classifier.weight": np.zeros((3, 32), "f4")}))
+    edit_safetensors(tiny_hf_dir,
+                     lambda t: t.update({"classifier.weight": np.zeros((3, 32), "f4")}))
     with pytest.raises(ValueError, match=r"map to no model weight: \['classifier\.weight'\]"):
         BertEncoder.from_pretrained(tiny_hf_dir)
 

@@ -128,7 +128,8 @@ def test_tokenizer_json_gives_the_vocab_txt_ids(tmp_path, references, meta):
     # ... and as transformers' tokenizer did for the reference.
     expected = references["token_classification/input_ids"]
     texts = [" ".join(words) for words in meta["token_classification"]["words"]]
-    found = only_json.preprocessor(False, seq_length=16)(tf.constant(texts))["input_word_ids"].numpy()
+    preprocessor = only_json.preprocessor(False, seq_length=16)
+    found = preprocessor(tf.constant(texts))["input_word_ids"].numpy()
     np.testing.assert_array_equal(found[:, :expected.shape[1]], expected)
 
 

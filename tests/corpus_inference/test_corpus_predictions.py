@@ -44,7 +44,8 @@ def test_a_direct_runner_run_builds_the_model_once(tiny_model_dir, tmp_path, mon
     assert builds == [(os.getpid(), tiny_model_dir)]  # the worker's; the launcher builds none
 
 
-def test_undecodable_line_found_by_a_worker_is_one_line_and_leaves_nothing(tiny_model_dir, tmp_path):
+def test_undecodable_line_found_by_a_worker_is_one_line_and_leaves_nothing(tiny_model_dir,
+                                                                           tmp_path):
     (tmp_path / "a.txt").write_bytes(b"Fine.\nAlso fine.\n")
     (tmp_path / "b.txt").write_bytes(b"Fine.\nBad \xff byte.\n")
     with pytest.raises(InputError) as error:
@@ -70,8 +71,9 @@ def test_undecodable_line_found_by_a_worker_is_one_line_and_leaves_nothing(tiny_
      "max_seq_length <= 32."),
 ], ids=["missing_head", "windows_on_a_tagger", "max_seq_length_too_long",
         "max_seq_length_too_long_for_model_garden"])
-def test_a_wrong_head_or_length_is_refused_before_any_model_or_pipeline(request, tmp_path, monkeypatch,
-                                                              folder, settings, message):
+def test_a_wrong_head_or_length_is_refused_before_any_model_or_pipeline(request, tmp_path,
+                                                                        monkeypatch, folder,
+                                                                        settings, message):
     folder = request.getfixturevalue(folder)
     builds = _count_builds(monkeypatch)
     monkeypatch.setattr(beam_runner, "pipeline_options", _no_pipeline)
@@ -107,8 +109,11 @@ def test_a_model_the_worker_cannot_build_is_one_line_and_leaves_nothing(request,
 def test_output_holding_results_and_missing_input_are_refused(tiny_model_dir, tmp_path):
     (tmp_path / "out").mkdir()
     (tmp_path / "out" / "part-00000-of-00001.jsonl").write_text("{}\n")
-    with pytest.raises(OutputExistsError, match="--output=.*/out: the output folder already exists"):
-        predict_corpus(f"{tmp_path}/*.txt", str(tmp_path / "out"), PredictSettings(model=tiny_model_dir))
+    with pytest.raises(OutputExistsError,
+                       match="--output=.*/out: the output folder already exists"):
+        predict_corpus(f"{tmp_path}/*.txt", str(tmp_path / "out"),
+                       PredictSettings(model=tiny_model_dir))
     with pytest.raises(InputError, match="matches no file"):
-        predict_corpus(f"{tmp_path}/*.txt", str(tmp_path / "new"), PredictSettings(model=tiny_model_dir))
+        predict_corpus(f"{tmp_path}/*.txt", str(tmp_path / "new"),
+                       PredictSettings(model=tiny_model_dir))
     assert sorted(os.listdir(tmp_path)) == ["out"]

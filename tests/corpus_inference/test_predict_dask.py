@@ -44,4 +44,5 @@ def test_embeddings_on_two_dask_workers_equal_predict(dask_client, tiny_model_di
     words = texts[long_key].split()
     windows = encoder.predict([" ".join(words[s:e]) for s, e in window_spans(30, 14, 4)], verbose=0)
     mean = windows.mean(0)
-    np.testing.assert_allclose(results[long_key]["embedding"], mean / np.linalg.norm(mean), atol=1e-5)
+    np.testing.assert_allclose(results[long_key]["embedding"], mean / np.linalg.norm(mean),
+                               atol=1e-5)

@@ -31,9 +31,11 @@ def test_undecodable_line_is_fatal_when_asked_naming_file_and_line(tmp_path):
 
 def test_json_lines_read_the_text_and_id_columns(tmp_path):
     path = tmp_path / "in.jsonl"
-    path.write_text('{"id": 4, "body": "Four."}\n\n{"id": "x", "body": ""}\n{"id": 5, "body": "Five."}\n')
+    path.write_text('{"id": 4, "body": "Four."}\n\n{"id": "x", "body": ""}\n'
+                    '{"id": 5, "body": "Five."}\n')
     reader = LineReader(text_column="body", id_column="id")
-    assert [(line.id, line.text) for line in reader.lines(str(path))] == [(4, "Four."), (5, "Five.")]
+    assert [(line.id, line.text) for line in reader.lines(str(path))] == [(4, "Four."),
+                                                                          (5, "Five.")]
     assert reader.counts == {"empty_lines": 2}
 
 
@@ -53,7 +55,8 @@ def test_bad_json_lines_are_named(tmp_path, content, message):
 def test_a_bad_id_is_named(tmp_path):
     path = tmp_path / "in.jsonl"
     path.write_text(json.dumps({"text": "a", "id": [1]}) + "\n")
-    with pytest.raises(InputError, match=r":1: column 'id' holds list; an id is a string or a number"):
+    with pytest.raises(InputError,
+                       match=r":1: column 'id' holds list; an id is a string or a number"):
         list(LineReader(id_column="id").lines(str(path)))
 
 

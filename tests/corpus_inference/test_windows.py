@@ -65,5 +65,6 @@ def test_windows_for_a_token_classifier_are_refused(tagger_dir):
 
 
 def test_a_head_the_folder_lacks_is_refused_by_name(tiny_model_dir):
-    with pytest.raises(TaskInputError, match="holds no fine-tuned classifier head .*an encoder only"):
+    with pytest.raises(TaskInputError,
+                       match="holds no fine-tuned classifier head .*an encoder only"):
         _predict(tiny_model_dir, TEN_WORDS, "truncate", head="classifier")

@@ -43,8 +43,9 @@ def static_wwm_records(tmp_path_factory):
 @pytest.fixture(scope="session")
 def static_batch(static_records):
     """All of `static_records` as one model-input dict of numpy arrays."""
-    from tests.data import pretraining_stats
     from bert_tf.data.pipelines import pretraining_dataset
+    from tests.data import pretraining_stats
 
-    dataset = pretraining_dataset.pretraining_dataset(static_records["output_files"], 512, 128, 20, is_training=False)
+    dataset = pretraining_dataset.pretraining_dataset(static_records["output_files"], 512, 128, 20,
+                                                      is_training=False)
     return pretraining_stats.concat(list(dataset.as_numpy_iterator()))

@@ -27,7 +27,8 @@ def check_structure(batch, seq_length, max_predictions, use_next_sentence=True):
     for row in range(ids.shape[0]):
         length = int(batch["input_mask"][row].sum())
         assert 5 <= length <= seq_length if use_next_sentence else 3 <= length <= seq_length
-        assert np.all(batch["input_mask"][row, :length] == 1) and np.all(batch["input_mask"][row, length:] == 0)
+        assert np.all(batch["input_mask"][row, :length] == 1)
+        assert np.all(batch["input_mask"][row, length:] == 0)
         assert np.all(ids[row, length:] == 0)
         seps = np.nonzero(original[row, :length] == SEP)[0]
         assert original[row, 0] == CLS and np.count_nonzero(original[row, :length] == CLS) == 1
@@ -41,7 +42,8 @@ def check_structure(batch, seq_length, max_predictions, use_next_sentence=True):
         count = int(weights.sum())
         assert np.all(weights[:count] == 1) and np.all(weights[count:] == 0)
         positions = batch["masked_lm_positions"][row, :count]
-        assert len(set(positions.tolist())) == count and np.all((positions > 0) & (positions < length - 1))
+        assert len(set(positions.tolist())) == count
+        assert np.all((positions > 0) & (positions < length - 1))
         assert not np.isin(original[row, positions], [CLS, SEP]).any(), "a special token was masked"
 
 
@@ -61,7 +63,9 @@ def statistics(batch, vocab_size=30522):
         "next_sentence_fraction": batch["next_sentence_labels"].mean(),
         "mean_length": lengths.mean(),
         "num_examples": len(lengths),
-        "ids_in_vocab": bool(np.all((batch["input_word_ids"] >= 0) & (batch["input_word_ids"] < vocab_size))),
+        "ids_in_vocab": bool(
+            np.all((batch["input_word_ids"] >= 0) & (batch["input_word_ids"] < vocab_size))
+        ),
     }
 
 
@@ -88,7 +92,8 @@ def check_whole_words(batch, vocab):
         masked = set(batch["masked_lm_positions"][row, :count].tolist())
         for group in word_groups(original[row], length, vocab):
             hits = sum(p in masked for p in group)
-            assert hits in (0, len(group)), f"row {row}: word {group} partly masked ({hits} of {len(group)})"
+            assert hits in (0, len(group)), (
+                f"row {row}: word {group} partly masked ({hits} of {len(group)})")
             multi_piece_masked += hits > 1
     return multi_piece_masked
 
@@ -102,15 +107,16 @@ def write_document_corpus(path, vocab_file, num_documents=40, sentences=6, words
     plain = [w for w in vocab[2000:] if w.isascii() and w.isalpha() and w.islower()]
     words_by_doc = [plain[40 * d:40 * d + 40] for d in range(num_documents)]
     with open(path, "w") as f:
-        for d, pool in enumerate(words_by_doc):
-            for s in range(sentences):
+        for pool in words_by_doc:
+            for _ in range(sentences):
                 f.write(" ".join(rng.choice(pool) for _ in range(words)) + ".\n")
             f.write("\n")
     return {vocab.index(w): d for d, ws in enumerate(words_by_doc) for w in ws}
 
 
 def check_documents(batch, document_of):
-    """Asserts A is from one document and B from another iff NotNext; returns label counts and documents."""
+    """Asserts A is from one document and B from another iff NotNext; returns label counts and
+    documents."""
     original = originals(batch)
     labels, documents = [0, 0], set()
     for row in range(len(original)):

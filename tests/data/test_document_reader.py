@@ -20,7 +20,8 @@ def test_documents_globs_comma_lists_and_gzip(tmp_path):
     files = document_reader.expand_input_patterns(f"{tmp_path}/*.gz, {a}")
     assert files == [a, str(tmp_path / "b.txt.gz")]
     documents = list(document_reader.read_documents(files))
-    assert [d.sentences for d in documents] == [["one.", "two."], ["three."], ["four."], ["five.", "six."]]
+    assert [d.sentences for d in documents] == [["one.", "two."], ["three."], ["four."],
+                                                ["five.", "six."]]
     assert [(d.file, d.line) for d in documents][1:3] == [(a, 5), (files[1], 1)]
 
 
@@ -43,7 +44,8 @@ def test_the_first_ten_bad_lines_of_every_file_are_named(tmp_path, caplog):
     with caplog.at_level(logging.WARNING):
         list(document_reader.read_documents(paths))
     for path in paths:
-        named = [line for line in caplog.text.splitlines() if f"{path}:" in line and "skipping line" in line]
+        named = [line for line in caplog.text.splitlines() if f"{path}:" in line
+                 and "skipping line" in line]
         assert len(named) == 10 and f"{path}:11:" in named[-1]  # lines 2 to 11
         assert f"{path}: skipped 12 line(s)" in caplog.text
 

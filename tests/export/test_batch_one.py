@@ -30,7 +30,8 @@ def _outputs(encoder, inputs, single_sequence_padded):
 ])
 def test_batch_of_one_equals_the_packed_path(encoder, mask):
     mask = tf.constant([mask], tf.int32)
-    ids = tf.random.stateless_uniform(mask.shape, [1, 2], 1, TINY_CONFIG.vocab_size, tf.int32) * mask
+    ids = tf.random.stateless_uniform(mask.shape, [1, 2], 1, TINY_CONFIG.vocab_size,
+                                      tf.int32) * mask
     inputs = {"input_word_ids": ids, "input_mask": mask, "input_type_ids": tf.zeros_like(mask)}
     packed = _outputs(encoder, inputs, False)
     single = _outputs(encoder, inputs, True)

@@ -98,7 +98,8 @@ def test_ner_labels_equal_fixed(tiny_head_export):
 def test_multiple_choice_equals_fixed(tiny_head_export):
     exports = _exports(tiny_head_export, "multiple_choice")
     contexts = tf.constant([b"She opened the fridge", b"The match ended"])
-    choices = tf.constant([[b"and took milk.", b"and flew away.", b""], [b"in a draw.", b"x", b"y"]])
+    choices = tf.constant([[b"and took milk.", b"and flew away.", b""],
+                           [b"in a draw.", b"x", b"y"]])
     fixed = _numpy(exports["fixed"]["serving_default"](text_a=contexts, text_b=choices))
     packed = _numpy(exports["longest"]["serving_default"](text_a=contexts, text_b=choices))
     np.testing.assert_allclose(packed["logits"], fixed["logits"], atol=1e-5)

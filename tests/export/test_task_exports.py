@@ -8,8 +8,8 @@ import pytest
 import tensorflow as tf
 
 from bert_tf.export.exporter import build_export_module, export_saved_model
-from bert_tf.export.span_serving import best_spans
 from bert_tf.export.restored_model import restore_model
+from bert_tf.export.span_serving import best_spans
 from bert_tf.tokenization.bert_preprocessor import BertPreprocessor
 from tests.export.conftest import HEAD_SEQ_LENGTH, TAGS, TINY_SEQ_LENGTH, write_tiny_model_dir
 

@@ -96,7 +96,8 @@ def test_dynamic_int8_is_smaller_and_close(minilm_tflite):
     sizes = {q: os.path.getsize(path) for q, path in minilm_tflite.items()}
     assert sizes["dynamic_int8"] < 0.3 * sizes["none"]  # int8 weights: ~4x smaller
     texts = bbc_lines(24)
-    floats, ints = (np.concatenate([o["pooled_output"] for o in run_tflite(minilm_tflite[q], texts)])
+    floats, ints = (np.concatenate([o["pooled_output"]
+                                    for o in run_tflite(minilm_tflite[q], texts)])
                     for q in tflite.QUANTIZATIONS)
     cosine = np.sum(floats * ints, -1) / np.linalg.norm(floats, axis=-1) / np.linalg.norm(ints,
                                                                                            axis=-1)
@@ -135,8 +136,8 @@ def test_cli_writes_a_model_that_runs_on_strings(tmp_path):
     model_dir = str(tmp_path / "model")
     write_tiny_model_dir(model_dir, "encoder")
     output = str(tmp_path / "tiny_int8.tflite")
-    result = run_entry_point(TOOL, f"--model_dir={model_dir}", "--head=encoder", f"--output={output}",
-                             "--quantization=dynamic_int8", "--seq_length=16")
+    result = run_entry_point(TOOL, f"--model_dir={model_dir}", "--head=encoder",
+                             f"--output={output}", "--quantization=dynamic_int8", "--seq_length=16")
     assert result.returncode == 0, result.stderr[-3000:]
     assert result.stdout.strip() == (
         f"wrote {output} (--head=encoder, --quantization=dynamic_int8; custom ops: "

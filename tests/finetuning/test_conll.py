@@ -5,9 +5,9 @@ import os
 import numpy as np
 import pytest
 
-from bert_tf.metrics import conlleval
 from bert_tf.finetuning import conll
 from bert_tf.finetuning.table_reader import DataError
+from bert_tf.metrics import conlleval
 from bert_tf.tokenization.bert_tokenizer import BertTokenizer
 
 CONLL_2003 = """-DOCSTART- -X- -X- O

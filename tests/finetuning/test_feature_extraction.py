@@ -6,9 +6,9 @@ import os
 import numpy as np
 import pytest
 
-from bert_tf.models.bert_encoder import BertEncoder
 from bert_tf.finetuning.feature_extraction import extract_features, read_input_lines
 from bert_tf.finetuning.table_reader import DataError
+from bert_tf.models.bert_encoder import BertEncoder
 from bert_tf.tokenization.bert_preprocessor import BertPreprocessor
 from tests.fixtures import TINY_CONFIG, minilm_vocab_file, write_tiny_model_dir
 

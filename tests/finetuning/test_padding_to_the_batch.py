@@ -10,14 +10,14 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from bert_tf.models import BertClassifier, BertEncoder, BertSpanLabeler, BertTokenClassifier
-from bert_tf.layers.traced_call import traced_call
 from bert_tf.finetuning import conll, sentence_task, squad_features, squad_postprocess, squad_reader
 from bert_tf.finetuning.adapters import classifier_adapter
 from bert_tf.finetuning.driver import run_finetuning
 from bert_tf.finetuning.options import FinetuningOptions
 from bert_tf.finetuning.sentence_task import SentenceExamples, SentenceTask
 from bert_tf.finetuning.task_adapter import predict_outputs
+from bert_tf.layers.traced_call import traced_call
+from bert_tf.models import BertClassifier, BertEncoder, BertSpanLabeler, BertTokenClassifier
 from bert_tf.tokenization.bert_preprocessor import BertPreprocessor
 from bert_tf.tokenization.bert_tokenizer import BertTokenizer
 

@@ -11,9 +11,9 @@ import pathlib
 import numpy as np
 import pytest
 
-from bert_tf.metrics import squad as squad_metrics
 from bert_tf.finetuning import squad_features, squad_postprocess, squad_reader
 from bert_tf.finetuning.table_reader import DataError
+from bert_tf.metrics import squad as squad_metrics
 from bert_tf.tokenization.bert_tokenizer import BertTokenizer
 
 SAMPLE = pathlib.Path(__file__).parents[1] / "testdata" / "squad" / "allennlp_squad.json"

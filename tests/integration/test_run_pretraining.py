@@ -45,7 +45,8 @@ def write_records(path, count=64, seq=SEQ, predictions=PREDICTIONS, drop=None, s
                 "next_sentence_labels": _feature([int(rng.integers(0, 2))]),
             }
             features.pop(drop, None)
-            writer.write(tf.train.Example(features=tf.train.Features(feature=features)).SerializeToString())
+            example = tf.train.Example(features=tf.train.Features(feature=features))
+            writer.write(example.SerializeToString())
     return str(path)
 
 
@@ -72,7 +73,8 @@ def inputs(tmp_path):
 def _command(output_dir, inputs, **flags):
     options = {**inputs, "output_dir": str(output_dir), "train_batch_size": 8,
                "learning_rate": 3e-3, "num_warmup_steps": 30, "do_eval": False, **flags}
-    return [sys.executable, "-m", "bert_tf.run_pretraining"] + [f"--{k}={v}" for k, v in options.items()]
+    return [sys.executable, "-m", "bert_tf.run_pretraining"] + [f"--{k}={v}"
+                                                                for k, v in options.items()]
 
 
 def _env(**extra):
@@ -142,7 +144,8 @@ def test_sigkill_after_first_checkpoint_then_rerun_ends_like_an_uninterrupted_ru
     assert first > 50 and first % 2 == 0  # continued from a saved step, not from 0
     for step in after:  # same batches (losses) and the same learning rate at every step
         np.testing.assert_allclose(after[step], before[step], rtol=1e-4)
-    final, reference = _weights(str(killed_dir / "ckpt-150")), _weights(str(straight_dir / "ckpt-150"))
+    final = _weights(str(killed_dir / "ckpt-150"))
+    reference = _weights(str(straight_dir / "ckpt-150"))
     assert final.keys() == reference.keys()
     for name in reference:  # CPU kernels are deterministic here; the tolerance covers oneDNN.
         np.testing.assert_allclose(final[name], reference[name], atol=1e-5, err_msg=name)
@@ -209,13 +212,22 @@ def _options(tmp_path, inputs, **overrides):
                                  "num_warmup_steps": 1, "do_eval": False, **overrides})
 
 
-@pytest.mark.parametrize("overrides, match", [
-    ({"input_file": "/nonexistent/shard-*"}, "matches no file"),
-    ({"max_seq_length": 64}, "max_position_embeddings=32 is below --max_seq_length=64"),
-    ({"train_batch_size": 7, "distribution_strategy": "mirrored"}, "batch size 7 is not divisible by 2"),
-    ({"max_predictions_per_seq": 5}, "masked_lm_positions.*3 values.*max_predictions_per_seq=5"),
-    ({"num_warmup_steps": 10}, "num_warmup_steps=10: must not exceed --num_train_steps=2"),
-])
+@pytest.mark.parametrize(
+    "overrides, match",
+    [
+        ({"input_file": "/nonexistent/shard-*"}, "matches no file"),
+        ({"max_seq_length": 64}, "max_position_embeddings=32 is below --max_seq_length=64"),
+        (
+            {"train_batch_size": 7, "distribution_strategy": "mirrored"},
+            "batch size 7 is not divisible by 2",
+        ),
+        (
+            {"max_predictions_per_seq": 5},
+            "masked_lm_positions.*3 values.*max_predictions_per_seq=5",
+        ),
+        ({"num_warmup_steps": 10}, "num_warmup_steps=10: must not exceed --num_train_steps=2"),
+    ],
+)
 def test_bad_input_is_a_clear_error_before_training(tmp_path, inputs, overrides, match):
     with pytest.raises(UserError, match=match):
         run_pretraining(_options(tmp_path, inputs, **overrides))
@@ -244,7 +256,8 @@ def test_unwritable_output_dir_is_refused(tmp_path, inputs):
 
 @pytest.mark.subprocess
 @pytest.mark.slow
-def test_sigterm_to_one_worker_of_two_stops_both_at_one_step_and_the_rerun_resumes(tmp_path, inputs):
+def test_sigterm_to_one_worker_of_two_stops_both_at_one_step_and_the_rerun_resumes(tmp_path,
+                                                                                   inputs):
     workers = [f"127.0.0.1:{port}" for port in free_ports(2)]
     output_dir = tmp_path / "mwms"
 

@@ -35,25 +35,28 @@ def inputs(tmp_path_factory):
         options = Options(vocab_file=VOCAB, dupe_factor=2, random_seed=36, max_seq_length=SEQ,
                           max_predictions_per_seq=PREDICTIONS, short_seq_prob=0.5,
                           max_sequences_per_pack=max_sequences_per_pack)
-        result = cpd.create_pretraining_data(os.path.join(CORPUS, "heldout.txt.gz"), str(folder / name), options)
+        result = cpd.create_pretraining_data(os.path.join(CORPUS, "heldout.txt.gz"),
+                                             str(folder / name), options)
         return result["output_files"][0], result
 
     packed, result = records("packed.tfrecord", 3)
     assert result["rows"] < 0.85 * result["instances"]
     unpacked, _ = records("unpacked.tfrecord", 1)
-    config = {"vocab_size": 4274, "hidden_size": 32, "num_hidden_layers": 2, "num_attention_heads": 2,
-              "intermediate_size": 64, "max_position_embeddings": SEQ, "hidden_dropout_prob": 0.0,
-              "attention_probs_dropout_prob": 0.0, "initializer_range": 0.06}
+    config = {"vocab_size": 4274, "hidden_size": 32, "num_hidden_layers": 2,
+              "num_attention_heads": 2, "intermediate_size": 64, "max_position_embeddings": SEQ,
+              "hidden_dropout_prob": 0.0, "attention_probs_dropout_prob": 0.0,
+              "initializer_range": 0.06}
     (folder / "bert_config.json").write_text(json.dumps(config))
-    return {"bert_config_file": str(folder / "bert_config.json"), "input_file": packed, "unpacked": unpacked}
+    return {"bert_config_file": str(folder / "bert_config.json"), "input_file": packed,
+            "unpacked": unpacked}
 
 
 def _options(inputs, output_dir, **overrides):
     return {"bert_config_file": inputs["bert_config_file"], "input_file": inputs["input_file"],
             "output_dir": str(output_dir), "vocab_file": VOCAB, "max_seq_length": SEQ,
             "max_predictions_per_seq": PREDICTIONS, "train_batch_size": 16, "eval_batch_size": 16,
-            "learning_rate": 3e-3, "num_train_steps": 120, "num_warmup_steps": 10, "steps_per_loop": 20,
-            "save_checkpoints_steps": 120, "max_eval_steps": 3, **overrides}
+            "learning_rate": 3e-3, "num_train_steps": 120, "num_warmup_steps": 10,
+            "steps_per_loop": 20, "save_checkpoints_steps": 120, "max_eval_steps": 3, **overrides}
 
 
 def _flags(inputs, output_dir, **overrides):
@@ -63,7 +66,8 @@ def _flags(inputs, output_dir, **overrides):
 def _run(*flags):
     return subprocess.run([sys.executable, "-m", "bert_tf.run_pretraining", *flags], cwd=ROOT,
                           capture_output=True, text=True, timeout=600,
-                          env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2", "CUDA_VISIBLE_DEVICES": ""})
+                          env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2",
+                               "CUDA_VISIBLE_DEVICES": ""})
 
 
 @pytest.mark.subprocess
@@ -77,7 +81,8 @@ def test_packed_records_train_under_xla(tmp_path, inputs):
     losses = [float(loss) for _, loss in STEP_LINE.findall(log)]
     assert len(losses) == 6, log[-3000:]
     assert losses[-1] < losses[0] - 1.0, losses  # measured 8.65 -> 6.42
-    assert re.search(r"held-out at step 120: mlm_accuracy=[\d.]+ mlm_loss=[\d.]+ real_tokens=0\.9", log), log[-3000:]
+    assert re.search(r"held-out at step 120: mlm_accuracy=[\d.]+ mlm_loss=[\d.]+ real_tokens=0\.9",
+                     log), log[-3000:]
     assert os.path.exists(output_dir / "model.ckpt.index")
 
 

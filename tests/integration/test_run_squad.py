@@ -36,8 +36,9 @@ def test_train_eval_predict(tiny_model_dir, tmp_path, version_2):
     data = _squad(tmp_path / "squad.json", version_2)
     output_dir = tmp_path / "out"
     extra = ["--version_2_with_negative"] if version_2 else []
-    result = run_entry_point("bert_tf.run_squad", *_args(data, tiny_model_dir, output_dir, "--do_train",
-                                                   "--do_eval", "--do_predict", *extra))
+    result = run_entry_point("bert_tf.run_squad", *_args(data, tiny_model_dir, output_dir,
+                                                         "--do_train", "--do_eval", "--do_predict",
+                                                         *extra))
     assert result.returncode == 0, result.stderr[-3000:]
     scores = json.loads((output_dir / "eval_results.json").read_text())
     exact = scores["exact"] if version_2 else scores["exact_match"]  # the official scripts' keys

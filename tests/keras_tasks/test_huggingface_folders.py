@@ -13,7 +13,6 @@ from bert_tf.keras_tasks.text_inputs import TaskInputError
 from tests.checkpoints.conftest import folder_of, meta, references  # noqa: F401 (fixtures)
 
 
-
 @pytest.mark.parametrize("fmt", ["pt", "tf"])
 def test_text_classifier_takes_the_folders_head(fmt, references, meta):
     classifier = TextClassifier.from_pretrained(folder_of("sequence_classification", fmt))

@@ -32,7 +32,8 @@ def test_minilm_mean_embeddings_match_transformers(minilm_hf_dir):
 
 
 @pytest.mark.parametrize("pooling", ["mean", "cls", "cls_token", "max"])
-def test_strings_give_the_embeddings_of_ids_and_survive_keras_save(tiny_model_dir, pooling, tmp_path):
+def test_strings_give_the_embeddings_of_ids_and_survive_keras_save(tiny_model_dir, pooling,
+                                                                   tmp_path):
     model = SentenceEncoder.from_pretrained(tiny_model_dir, pooling=pooling, normalize=False)
     embeddings = model.predict(TEXTS, batch_size=3, verbose=0)
     ids = model.preprocessor(tf.constant(TEXTS))

@@ -110,7 +110,8 @@ def test_regression_takes_float_labels(tiny_model_dir):
 
 
 def test_keras_file_and_model_dir_give_back_the_fine_tuned_model(tiny_model_dir, tmp_path, caplog):
-    classifier = TextClassifier.from_pretrained(tiny_model_dir, num_classes=2, label_names=["a", "b"])
+    classifier = TextClassifier.from_pretrained(tiny_model_dir, num_classes=2,
+                                                label_names=["a", "b"])
     classifier.fit(TEXTS, LABELS, batch_size=4, verbose=0)
     expected = classifier.predict(TEXTS, verbose=0)
     path = str(tmp_path / "clf.keras")
@@ -161,9 +162,13 @@ def _copy_head(source, target):
 
 def test_from_pretrained_reads_hf_and_google_research_folders_as_converted(
         tiny_hf_dir, tmp_path):
-    from tests.checkpoints.test_google_research import (
-        _google_research_config, tf1_names, write_tf1_checkpoint)
     from safetensors.numpy import load_file
+
+    from tests.checkpoints.test_google_research import (
+        _google_research_config,
+        tf1_names,
+        write_tf1_checkpoint,
+    )
 
     model_dir = str(tmp_path / "converted")
     convert_checkpoint("huggingface", tiny_hf_dir, "model_dir", model_dir, do_lower_case=True)

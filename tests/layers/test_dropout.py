@@ -11,7 +11,8 @@ from tests.harness import run_harness
 
 @pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
 def test_drops_the_rate_and_rescales_the_rest(dtype):
-    layer = Dropout(0.1, seed=3, dtype=keras.DTypePolicy(f"mixed_{dtype}" if dtype == "bfloat16" else dtype))
+    layer = Dropout(0.1, seed=3, dtype=keras.DTypePolicy(f"mixed_{dtype}" if dtype == "bfloat16"
+                                                         else dtype))
     x = tf.ones([64, 128, 32], dtype)
     out = layer(x, training=True)
     assert out.dtype == dtype

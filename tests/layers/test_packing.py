@@ -25,7 +25,7 @@ def test_pack_unpack_round_trip_and_groups_cover_every_token_once(lengths, num_g
     grouped = packing.to_groups(packed[:, tf.newaxis])
     assert len(grouped) == num_groups
     seen = []
-    for group, (slots, valid) in zip(grouped, packing.groups):
+    for group, (_slots, valid) in zip(grouped, packing.groups):
         group = group.numpy()[..., 0]
         # Padding slots read zeros; each group is padded only to its own longest row.
         assert not group[~valid.numpy()].any()

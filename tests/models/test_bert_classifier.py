@@ -6,8 +6,8 @@ import pytest
 import tensorflow as tf
 
 from bert_tf.models import BertClassifier, BertEncoder
-from tests.harness import run_harness
 from tests.fixtures import TINY_CONFIG
+from tests.harness import run_harness
 from tests.models.conftest import encoder_batch
 
 

@@ -5,8 +5,8 @@ import tensorflow as tf
 
 from bert_tf.dtype_policy import policy_scope
 from bert_tf.models import BertEncoder
-from tests.harness import run_harness
 from tests.fixtures import TINY_CONFIG
+from tests.harness import run_harness
 from tests.models.conftest import encoder_batch
 
 
@@ -123,5 +123,6 @@ def test_int64_ids_are_accepted():
 def test_sequence_longer_than_positions_is_refused():
     longest = TINY_CONFIG.max_position_embeddings
     batch = encoder_batch(seq=longest + 1)
-    with pytest.raises(ValueError, match=f"sequence length {longest + 1}.*max_position_embeddings={longest}"):
+    with pytest.raises(ValueError,
+                       match=f"sequence length {longest + 1}.*max_position_embeddings={longest}"):
         BertEncoder(TINY_CONFIG)(batch)

@@ -4,13 +4,14 @@ import numpy as np
 import tensorflow as tf
 
 from bert_tf.models import BertEncoder, BertMultipleChoice
-from tests.harness import run_harness
 from tests.fixtures import TINY_CONFIG
+from tests.harness import run_harness
 from tests.models.conftest import encoder_batch
 
 
 def _choices(batch):
-    return {name: tf.stack([value, tf.reverse(value, [0])], axis=1) for name, value in batch.items()}
+    return {name: tf.stack([value, tf.reverse(value, [0])], axis=1)
+            for name, value in batch.items()}
 
 
 def test_harness(tmp_path):

@@ -8,8 +8,8 @@ import tensorflow as tf
 
 from bert_tf.models import BertEncoder, BertPretrainer
 from bert_tf.models.bert_pretrainer import build_pretrainer
-from tests.harness import run_harness
 from tests.fixtures import TINY_CONFIG, without_dropout
+from tests.harness import run_harness
 from tests.models.conftest import encoder_batch
 
 POSITIONS = tf.constant([[1, 2], [0, 3], [4, 4]])

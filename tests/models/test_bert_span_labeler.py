@@ -1,8 +1,8 @@
 """BertSpanLabeler: the shared harness."""
 
 from bert_tf.models import BertEncoder, BertSpanLabeler
-from tests.harness import run_harness
 from tests.fixtures import TINY_CONFIG
+from tests.harness import run_harness
 from tests.models.conftest import encoder_batch
 
 

@@ -6,8 +6,8 @@ import pytest
 import tensorflow as tf
 
 from bert_tf.configs import BertConfig
-from bert_tf.models.frozen_bert_features import FrozenBertFeatures
 from bert_tf.models.bert_encoder import BertEncoder
+from bert_tf.models.frozen_bert_features import FrozenBertFeatures
 
 CONFIG = BertConfig(vocab_size=30, hidden_size=6, num_hidden_layers=4, num_attention_heads=2,
                     intermediate_size=12)

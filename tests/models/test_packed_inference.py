@@ -9,8 +9,14 @@ import pytest
 import tensorflow as tf
 
 from bert_tf.dtype_policy import policy_scope
-from bert_tf.models import (BertClassifier, BertEncoder, BertMultipleChoice, BertPretrainer,
-                            BertSpanLabeler, BertTokenClassifier)
+from bert_tf.models import (
+    BertClassifier,
+    BertEncoder,
+    BertMultipleChoice,
+    BertPretrainer,
+    BertSpanLabeler,
+    BertTokenClassifier,
+)
 from tests.fixtures import TINY_CONFIG
 
 SEQ = 16
@@ -134,7 +140,8 @@ def test_training_keeps_the_padded_computation():
     batch = _batch([3, SEQ])
     mask = batch["input_mask"].numpy().astype(bool)
     # Without dropout, training=True gives the padded path's values, padding included.
-    config = TINY_CONFIG.to_dict() | {"hidden_dropout_prob": 0.0, "attention_probs_dropout_prob": 0.0}
+    config = TINY_CONFIG.to_dict() | {"hidden_dropout_prob": 0.0,
+                                      "attention_probs_dropout_prob": 0.0}
     encoder = BertEncoder(config)
     trained = encoder(batch, training=True)["sequence_output"].numpy()
     encoder.packed_inference = False

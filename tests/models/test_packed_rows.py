@@ -73,7 +73,8 @@ def _single_batch(sequences):
 
 def _slots():
     """(packed row, masked slot, NSP slot) of each sequence, in order."""
-    return [(row, 2 * number, number) for row, lengths in enumerate(ROWS) for number in range(len(lengths))]
+    return [(row, 2 * number, number) for row, lengths in enumerate(ROWS)
+            for number in range(len(lengths))]
 
 
 @pytest.fixture(scope="module")
@@ -90,10 +91,10 @@ def models():
 def _assert_same_logits(packed_out, single_out):
     assert packed_out["nsp_logits"].shape == (len(ROWS), K, 2)
     for index, (row, slot, number) in enumerate(_slots()):
-        np.testing.assert_allclose(packed_out["mlm_logits"][row, slot:slot + 2], single_out["mlm_logits"][index],
-                                   atol=1e-5, rtol=0)
-        np.testing.assert_allclose(packed_out["nsp_logits"][row, number], single_out["nsp_logits"][index],
-                                   atol=1e-5, rtol=0)
+        np.testing.assert_allclose(packed_out["mlm_logits"][row, slot:slot + 2],
+                                   single_out["mlm_logits"][index], atol=1e-5, rtol=0)
+        np.testing.assert_allclose(packed_out["nsp_logits"][row, number],
+                                   single_out["nsp_logits"][index], atol=1e-5, rtol=0)
 
 
 @pytest.mark.parametrize("training", [False, True])
@@ -108,7 +109,8 @@ def test_under_xla_too(models):
     packed, single = models
     sequences = _sequences(seed=1)
     compiled = tf.function(lambda batch: packed(batch, training=True), jit_compile=True)
-    _assert_same_logits(compiled(_packed_batch(sequences)), single(_single_batch(sequences), training=True))
+    _assert_same_logits(compiled(_packed_batch(sequences)), single(_single_batch(sequences),
+                                                                   training=True))
 
 
 def test_gradients_equal_those_of_the_sequences_alone(models):
@@ -118,14 +120,16 @@ def test_gradients_equal_those_of_the_sequences_alone(models):
     masked_ids = tf.constant([[s["ids"][p] for p in s["masked"]] for s in sequences])
 
     def packed_loss(out):  # every real prediction and sequence once, as a sum
-        logits = tf.concat([out["mlm_logits"][row, slot:slot + 2][tf.newaxis] for row, slot, _ in _slots()], 0)
+        logits = tf.concat([out["mlm_logits"][row, slot:slot + 2][tf.newaxis]
+                            for row, slot, _ in _slots()], 0)
         nsp = tf.stack([out["nsp_logits"][row, number] for row, _, number in _slots()])
         return tf.reduce_sum(sparse_cross_entropy(masked_ids, logits)[0]) + tf.reduce_sum(
             sparse_cross_entropy(labels, nsp)[0])
 
     def single_loss(out):
-        return tf.reduce_sum(sparse_cross_entropy(masked_ids, out["mlm_logits"])[0]) + tf.reduce_sum(
-            sparse_cross_entropy(labels, out["nsp_logits"])[0])
+        return tf.reduce_sum(
+            sparse_cross_entropy(masked_ids, out["mlm_logits"])[0]
+        ) + tf.reduce_sum(sparse_cross_entropy(labels, out["nsp_logits"])[0])
 
     gradients = []
     for model, batch, loss_fn in ((packed, _packed_batch(sequences), packed_loss),
@@ -136,23 +140,26 @@ def test_gradients_equal_those_of_the_sequences_alone(models):
     (packed_value, packed_grads), (single_value, single_grads) = gradients
     np.testing.assert_allclose(packed_value, single_value, rtol=1e-5)
     for variable, p, q in zip(packed.trainable_variables, packed_grads, single_grads):
-        np.testing.assert_allclose(tf.convert_to_tensor(p), tf.convert_to_tensor(q), atol=2e-5, rtol=1e-4,
-                                   err_msg=variable.path)
+        np.testing.assert_allclose(tf.convert_to_tensor(p), tf.convert_to_tensor(q), atol=2e-5,
+                                   rtol=1e-4, err_msg=variable.path)
 
 
 def test_block_diagonal_mask():
     mask = block_diagonal_mask(tf.constant([[1, 1, 2, 3, 3, 0]]))
     assert mask.shape == (1, 1, 6, 6) and mask.dtype == tf.float32
     allowed = (mask[0, 0] == 0).numpy().astype(int)
-    np.testing.assert_array_equal(allowed, [[1, 1, 0, 0, 0, 0], [1, 1, 0, 0, 0, 0], [0, 0, 1, 0, 0, 0],
-                                            [0, 0, 0, 1, 1, 0], [0, 0, 0, 1, 1, 0], [0, 0, 0, 0, 0, 0]])
+    np.testing.assert_array_equal(allowed, [[1, 1, 0, 0, 0, 0], [1, 1, 0, 0, 0, 0],
+                                            [0, 0, 1, 0, 0, 0], [0, 0, 0, 1, 1, 0],
+                                            [0, 0, 0, 1, 1, 0], [0, 0, 0, 0, 0, 0]])
 
 
 def test_packed_training_with_packed_rows_is_refused_naming_the_flag():
     encoder = BertEncoder(CONFIG, packed_training=True)
     batch = _packed_batch(_sequences())
-    inputs = {k: batch[k] for k in ("input_word_ids", "input_mask", "input_type_ids", "input_position_ids")}
+    inputs = {k: batch[k] for k in ("input_word_ids", "input_mask", "input_type_ids",
+                                    "input_position_ids")}
     with pytest.raises(ValueError, match="--packed_training"):
         encoder(inputs, training=True)
-    # In inference the encoder computes packed rows padded (its default packed_inference skips them).
+    # In inference the encoder computes packed rows padded (its default packed_inference skips
+    # them).
     assert encoder(inputs)["sequence_output"].shape == (len(ROWS), S, CONFIG.hidden_size)

@@ -13,7 +13,8 @@ from bert_tf.models import BertEncoder, BertPretrainer
 from tests.fixtures import TINY_CONFIG
 from tests.models.test_packed_inference import _batch, _random_lengths
 
-NO_DROPOUT = TINY_CONFIG.to_dict() | {"hidden_dropout_prob": 0.0, "attention_probs_dropout_prob": 0.0}
+NO_DROPOUT = TINY_CONFIG.to_dict() | {"hidden_dropout_prob": 0.0,
+                                      "attention_probs_dropout_prob": 0.0}
 
 
 def _gradients(model, loss_fn, inputs, packed):
@@ -86,7 +87,8 @@ def test_packed_training_with_dropout_runs_in_a_graph():
     batch = _batch(_random_lengths(6, seed=10))
     encoder = BertEncoder(TINY_CONFIG, packed_training=True)
     outputs = tf.function(lambda x: encoder(x, training=True))(batch)
-    assert outputs["sequence_output"].shape == batch["input_mask"].shape + (TINY_CONFIG.hidden_size,)
+    expected_shape = batch["input_mask"].shape + (TINY_CONFIG.hidden_size,)
+    assert outputs["sequence_output"].shape == expected_shape
     assert np.isfinite(outputs["sequence_output"].numpy()).all()
     # Different noise from the padded path, but the same layout: padding stays zero.
     padding = ~batch["input_mask"].numpy().astype(bool)

@@ -4,8 +4,14 @@ import keras
 import numpy as np
 import pytest
 
-from bert_tf.models import (BertClassifier, BertEncoder, BertMultipleChoice, BertPretrainer,
-                            BertSpanLabeler, BertTokenClassifier)
+from bert_tf.models import (
+    BertClassifier,
+    BertEncoder,
+    BertMultipleChoice,
+    BertPretrainer,
+    BertSpanLabeler,
+    BertTokenClassifier,
+)
 from bert_tf.models.frozen_bert_features import FrozenBertFeatures
 from bert_tf.models.task_model import BertTaskModel, dropout_and_dense
 from tests.fixtures import TINY_CONFIG

@@ -6,8 +6,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from bert_tf.reporting.learning_curve import (LearningCurveError, read_history,
-                                              write_learning_curve)
+from bert_tf.reporting.learning_curve import LearningCurveError, read_history, write_learning_curve
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 HELD_OUT_RGB = (0xFF, 0x7F, 0x0E)  # matplotlib's second colour: the held-out line

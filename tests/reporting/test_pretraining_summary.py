@@ -27,23 +27,26 @@ def _real_tokens_lines(lines):
 
 
 def test_the_share_and_what_packed_training_did_are_one_line(tmp_path):
-    line, = _real_tokens_lines(_lines(tmp_path, {"loss": 5.0, "real_tokens": 0.6749}, max_seq_length=512))
+    line, = _real_tokens_lines(_lines(tmp_path, {"loss": 5.0, "real_tokens": 0.6749},
+                                      max_seq_length=512))
     assert line == ("This run's training batches were 67% real tokens (the rest padding); "
                     "--packed_training=auto computed real tokens only.")
     line, = _real_tokens_lines(_lines(tmp_path, {"real_tokens": 0.91}, max_seq_length=128))
     assert line == ("This run's training batches were 91% real tokens (the rest padding); "
                     "--packed_training=auto computed every slot.")
     line, = _real_tokens_lines(_lines(tmp_path, {"real_tokens": 0.58}, packed_training="false"))
-    assert line.endswith("--packed_training=false computed every slot (--packed_training=true would "
-                         "skip the padding).")
+    assert line.endswith("--packed_training=false computed every slot (--packed_training=true "
+                         "would skip the padding).")
 
 
 def test_the_share_is_the_whole_runs_from_its_tensorboard_scalars(tmp_path):
     with tf.summary.create_file_writer(os.path.join(tmp_path, "train")).as_default():
-        tf.summary.write("real_tokens", tf.constant(0.5), step=10)  # steps 1-10, as the train loop logs
+        # steps 1-10, as the train loop logs
+        tf.summary.write("real_tokens", tf.constant(0.5), step=10)
         tf.summary.write("real_tokens", tf.constant(1.0), step=30)  # steps 11-30
     line, = _real_tokens_lines(_lines(tmp_path, {"real_tokens": 1.0}, max_seq_length=512))
-    assert line.startswith("This run's training batches were 83% real tokens")  # (10·0.5 + 20·1) / 30
+    # (10·0.5 + 20·1) / 30
+    assert line.startswith("This run's training batches were 83% real tokens")
 
 
 def test_an_eval_only_run_says_nothing_of_training_batches(tmp_path):

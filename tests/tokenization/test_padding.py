@@ -7,8 +7,11 @@ import tensorflow as tf
 
 from bert_tf.configs import BertConfig
 from bert_tf.models import BertClassifier, BertEncoder
-from bert_tf.tokenization.bert_preprocessor import (BertPreprocessor, default_bucket_lengths,
-                                                    padded_width)
+from bert_tf.tokenization.bert_preprocessor import (
+    BertPreprocessor,
+    default_bucket_lengths,
+    padded_width,
+)
 from tests.tokenization.reference_data import row_bytes
 
 KEYS = ("input_word_ids", "input_mask", "input_type_ids")
@@ -68,7 +71,8 @@ def test_bad_padding_arguments_are_clear(minilm_vocab):
     with pytest.raises(ValueError, match="end at seq_length=128"):
         BertPreprocessor(minilm_vocab, padding="buckets", bucket_lengths=(32, 64))
     with pytest.raises(ValueError, match="must increase"):
-        BertPreprocessor(minilm_vocab, seq_length=64, padding="buckets", bucket_lengths=(32, 16, 64))
+        BertPreprocessor(minilm_vocab, seq_length=64, padding="buckets",
+                         bucket_lengths=(32, 16, 64))
 
 
 def test_config_round_trip_keeps_padding(minilm_vocab):

@@ -38,7 +38,8 @@ def dataset_fn(global_batch, count=64, seed=0):
 
     def fn(context, skip_batches=0):
         size = context.get_per_replica_batch_size(global_batch)
-        dataset = tf.data.Dataset.from_tensor_slices(examples).repeat().batch(size, drop_remainder=True)
+        dataset = tf.data.Dataset.from_tensor_slices(examples).repeat().batch(size,
+                                                                              drop_remainder=True)
         return dataset.skip(skip_batches)
 
     return fn

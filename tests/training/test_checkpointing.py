@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 from absl import logging
 
+from bert_tf.models.bert_pretrainer import build_pretrainer
 from bert_tf.training.distribution import get_strategy
 from bert_tf.training.optimization import create_optimizer
-from bert_tf.models.bert_pretrainer import build_pretrainer
 from bert_tf.training.pretraining_loss import pretraining_loss_fn
 from bert_tf.training.run_directory import remove_unfinished_saves
 from bert_tf.training.train_loop import Trainer, run_training

@@ -10,8 +10,12 @@ import tensorflow as tf
 from bert_tf.dtype_policy import policy_scope
 from bert_tf.training.distribution import get_strategy
 from bert_tf.training.lamb import Lamb
-from bert_tf.training.optimization import (NO_WEIGHT_DECAY, WarmupLinearDecay, create_optimizer,
-                                           inner_optimizer)
+from bert_tf.training.optimization import (
+    NO_WEIGHT_DECAY,
+    WarmupLinearDecay,
+    create_optimizer,
+    inner_optimizer,
+)
 
 PEAK, TRAIN_STEPS, WARMUP, DECAY = 0.02, 20, 5, 0.01
 # name, shape, initial scale (0: zeros, where the trust ratio falls back to 1)

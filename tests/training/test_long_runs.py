@@ -10,8 +10,11 @@ import pytest
 import tensorflow as tf
 
 from bert_tf.models.bert_pretrainer import build_pretrainer
-from bert_tf.training.checkpointing import (DiskFullError, TrainingCheckpoint,
-                                            disk_full_is_a_user_error)
+from bert_tf.training.checkpointing import (
+    DiskFullError,
+    TrainingCheckpoint,
+    disk_full_is_a_user_error,
+)
 from bert_tf.training.distribution import get_strategy
 from bert_tf.training.optimization import create_optimizer
 from bert_tf.training.pretraining_loss import pretraining_loss_fn
@@ -99,7 +102,8 @@ def test_a_full_disk_stops_naming_the_path_and_keeps_the_last_checkpoint(
     assert not [name for name in os.listdir(output_dir) if name.startswith("ckpt-4")]
     assert tf.train.latest_checkpoint(str(output_dir)).endswith("ckpt-2")
     monkeypatch.undo()
-    result, resumed = _run(dropout_free_config, initial_weights, output_dir, save_checkpoints_steps=2)
+    result, resumed = _run(dropout_free_config, initial_weights, output_dir,
+                           save_checkpoints_steps=2)
     assert min(resumed) == 4 and result.checkpoint.endswith(f"ckpt-{STEPS}")
 
 

@@ -9,8 +9,8 @@ from absl import flags
 
 from bert_tf import cli
 from bert_tf.configs import BertConfig
-from bert_tf.training.options import PretrainingOptions, check_pretraining_options
 from bert_tf.models.bert_pretrainer import build_pretrainer
+from bert_tf.training.options import PretrainingOptions, check_pretraining_options
 from bert_tf.training.pretraining_runner import load_config
 
 ROOT = os.path.join(os.path.dirname(__file__), "..", "..")
@@ -45,7 +45,8 @@ def test_flagfile_parses_and_builds_its_model_shrunk(path, monkeypatch):
     for line in open(path, encoding="utf-8"):
         if line.startswith("--"):  # no line restates a default
             name = line[2:].split("=")[0].strip()
-            assert getattr(options, name) != getattr(defaults, name) or name == "bert_config_file", line
+            restated = getattr(options, name) == getattr(defaults, name)
+            assert not restated or name == "bert_config_file", line
     monkeypatch.chdir(ROOT)
     config = load_config(options)  # also checks max_position_embeddings >= max_seq_length
     assert options.train_batch_size % options.gradient_accumulation_steps == 0

@@ -35,7 +35,8 @@ def test_weight_decay_skips_bias_and_layer_norm(name, kernel_factor):
     norm.beta.assign(tf.ones_like(norm.beta))
     dense.bias.assign(tf.ones_like(dense.bias))
     before = [v.numpy().copy() for v in model.trainable_variables]
-    optimizer = create_optimizer(name, 0.1, num_train_steps=10, num_warmup_steps=0, weight_decay=0.5)
+    optimizer = create_optimizer(name, 0.1, num_train_steps=10, num_warmup_steps=0,
+                                 weight_decay=0.5)
     # Zero gradients: Adam/LAMB moments stay 0, so only the decay can move a variable.
     optimizer.apply_gradients([(tf.zeros_like(v), v) for v in model.trainable_variables])
     after = {v.path: v.numpy() for v in model.trainable_variables}
@@ -79,7 +80,8 @@ def _adamw_reference(weights, gradients, lr, weight_decay, decayed, beta_1=0.9, 
 
 def _train_with(optimizer_class, strategy, weights, gradients):
     with strategy.scope():
-        variables = [keras.Variable(weights[0], name="kernel"), keras.Variable(weights[1], name="bias")]
+        variables = [keras.Variable(weights[0], name="kernel"),
+                     keras.Variable(weights[1], name="bias")]
         optimizer = optimizer_class(learning_rate=0.05, weight_decay=0.1, epsilon=1e-6)
         optimizer.exclude_from_weight_decay(var_names=["bias"])
         optimizer.build(variables)
@@ -143,7 +145,8 @@ def test_fused_adamw_clips_decays_and_steps_like_keras_on_the_dense_gradient():
               tf.constant(rng.normal(size=[3]) * 4, tf.float32)] for _ in range(3)]
     results = []
     for optimizer_class, dense in ((keras.optimizers.AdamW, True), (FusedAdamW, False)):
-        variables = [keras.Variable(weights[0], name="table"), keras.Variable(weights[1], name="bias")]
+        variables = [keras.Variable(weights[0], name="table"),
+                     keras.Variable(weights[1], name="bias")]
         optimizer = optimizer_class(learning_rate=0.05, weight_decay=0.1, global_clipnorm=1.0)
         optimizer.exclude_from_weight_decay(var_names=["bias"])
         apply = tf.function(lambda grads: optimizer.apply_gradients(zip(grads, variables)))

@@ -37,7 +37,8 @@ def test_packed_row_loss_equals_hand_computation():
     np.testing.assert_allclose(float(loss), expected, rtol=1e-5)
     correct = (nsp.argmax(-1) == batch["next_sentence_labels"]) * v
     np.testing.assert_allclose([float(x) for x in metrics["nsp_accuracy"]], [correct.sum(), 3])
-    np.testing.assert_allclose([float(x) for x in metrics["nsp_loss"]], [(nsp_nll * v).sum(), 3], rtol=1e-5)
+    np.testing.assert_allclose([float(x) for x in metrics["nsp_loss"]], [(nsp_nll * v).sum(), 3],
+                               rtol=1e-5)
     # Sequence numbers 1..k are real tokens; 0 is padding.
     np.testing.assert_allclose([float(x) for x in metrics["real_tokens"]], [11, 12])
 

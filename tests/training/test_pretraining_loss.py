@@ -6,8 +6,11 @@ import tensorflow as tf
 
 from bert_tf.data.pipelines.left_to_right import to_left_to_right
 from bert_tf.models.bert_pretrainer import build_pretrainer
-from bert_tf.training.pretraining_loss import (majority_label_share, pretraining_loss_fn,
-                                              unigram_baseline_accuracy)
+from bert_tf.training.pretraining_loss import (
+    majority_label_share,
+    pretraining_loss_fn,
+    unigram_baseline_accuracy,
+)
 from bert_tf.training.train_step import model_inputs
 from tests.training.conftest import synthetic_examples
 
@@ -34,7 +37,8 @@ def test_loss_equals_hand_computation_from_model_outputs(dropout_free_config):
     np.testing.assert_allclose(float(loss), expected, rtol=1e-5)
 
     correct = (mlm.argmax(-1) == ids) * w
-    np.testing.assert_allclose([float(x) for x in metrics["mlm_accuracy"]], [correct.sum(), w.sum()], rtol=1e-6)
+    np.testing.assert_allclose([float(x) for x in metrics["mlm_accuracy"]],
+                               [correct.sum(), w.sum()], rtol=1e-6)
     np.testing.assert_allclose(float(metrics["mlm_loss"][0]), (token_nll * w).sum(), rtol=1e-5)
     np.testing.assert_allclose(float(metrics["nsp_loss"][0]), nsp_nll.sum(), rtol=1e-5)
     assert float(metrics["nsp_accuracy"][0]) == (nsp.argmax(-1) == labels).sum()

@@ -9,9 +9,14 @@ import sys
 import pytest
 from absl import logging
 
-from bert_tf.training.run_directory import (LOCK_FILE, SETTINGS_FILE, OutputDirError,
-                                            claim_output_dir, release_output_dir,
-                                            write_settings)
+from bert_tf.training.run_directory import (
+    LOCK_FILE,
+    SETTINGS_FILE,
+    OutputDirError,
+    claim_output_dir,
+    release_output_dir,
+    write_settings,
+)
 
 LENGTH = "num_train_steps"
 

@@ -7,9 +7,9 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
+from bert_tf.models.bert_pretrainer import build_pretrainer
 from bert_tf.training.distribution import get_strategy
 from bert_tf.training.optimization import create_optimizer
-from bert_tf.models.bert_pretrainer import build_pretrainer
 from bert_tf.training.pretraining_loss import pretraining_loss_fn
 from bert_tf.training.train_loop import NonFiniteLossError, Trainer, run_training
 from tests.training.conftest import dataset_fn, synthetic_examples
@@ -39,8 +39,10 @@ def initial_weights(dropout_free_config):
     return build_pretrainer(dropout_free_config).get_weights()
 
 
-def test_mirrored_matches_one_device_at_the_same_global_batch(dropout_free_config, initial_weights, tmp_path):
-    adamw = lambda: create_optimizer("adamw", 1e-2, num_train_steps=4, num_warmup_steps=1, clip_norm=0.5)
+def test_mirrored_matches_one_device_at_the_same_global_batch(dropout_free_config, initial_weights,
+                                                              tmp_path):
+    adamw = lambda: create_optimizer("adamw", 1e-2, num_train_steps=4, num_warmup_steps=1,
+                                     clip_norm=0.5)
     runs = {}
     for name in ("one_device", "mirrored"):
         trainer, model = _trainer(get_strategy(name), dropout_free_config, initial_weights, adamw)
@@ -53,11 +55,13 @@ def test_mirrored_matches_one_device_at_the_same_global_batch(dropout_free_confi
         np.testing.assert_allclose(mirrored, single, atol=1e-4)
 
 
-def test_gradient_accumulation_equals_one_larger_batch(dropout_free_config, initial_weights, tmp_path):
+def test_gradient_accumulation_equals_one_larger_batch(dropout_free_config, initial_weights,
+                                                       tmp_path):
     sgd = lambda: keras.optimizers.SGD(learning_rate=0.5)
     weights = {}
     for k in (1, 4):
-        trainer, model = _trainer(get_strategy("one_device"), dropout_free_config, initial_weights, sgd, k)
+        trainer, model = _trainer(get_strategy("one_device"), dropout_free_config, initial_weights,
+                                  sgd, k)
         _train(trainer, model, tmp_path / f"k{k}", 2, steps_per_loop=2)
         weights[k] = model.get_weights()
     moved = max(np.abs(a - b).max() for a, b in zip(weights[1], initial_weights))
@@ -66,9 +70,11 @@ def test_gradient_accumulation_equals_one_larger_batch(dropout_free_config, init
         np.testing.assert_allclose(accumulated, single, atol=1e-5)
 
 
-def test_nan_loss_stops_naming_the_step_and_keeps_the_last_checkpoint(dropout_free_config, initial_weights, tmp_path):
+def test_nan_loss_stops_naming_the_step_and_keeps_the_last_checkpoint(dropout_free_config,
+                                                                      initial_weights, tmp_path):
     adamw = lambda: create_optimizer("adamw", 1e-3, num_train_steps=10, num_warmup_steps=1)
-    trainer, model = _trainer(get_strategy("one_device"), dropout_free_config, initial_weights, adamw)
+    trainer, model = _trainer(get_strategy("one_device"), dropout_free_config, initial_weights,
+                              adamw)
     clean = dataset_fn(GLOBAL_BATCH)
 
     def poisoned(context, skip_batches=0):
@@ -85,7 +91,8 @@ def test_nan_loss_stops_naming_the_step_and_keeps_the_last_checkpoint(dropout_fr
     assert tf.train.latest_checkpoint(str(tmp_path)).endswith("ckpt-2")
 
 
-def test_batch_that_does_not_split_over_replicas_is_refused(dropout_free_config, initial_weights, tmp_path):
+def test_batch_that_does_not_split_over_replicas_is_refused(dropout_free_config, initial_weights,
+                                                            tmp_path):
     trainer, model = _trainer(get_strategy("mirrored"), dropout_free_config, initial_weights,
                               lambda: keras.optimizers.SGD(0.1), accumulation=3)
     with pytest.raises(ValueError, match="global batch size 8 .* 2 replica.* 3 gradient"):
@@ -97,11 +104,13 @@ def test_evaluate_reports_metric_ratios(dropout_free_config, initial_weights):
                           lambda: keras.optimizers.SGD(0.1))
     metrics = trainer.evaluate(lambda ctx: dataset_fn(4)(ctx).take(3))
     assert set(metrics) == {"mlm_accuracy", "mlm_loss", "nsp_accuracy", "nsp_loss", "real_tokens"}
-    assert 0 <= metrics["mlm_accuracy"] <= 1 and metrics["nsp_loss"] == pytest.approx(np.log(2), abs=0.05)
+    assert 0 <= metrics["mlm_accuracy"] <= 1 and metrics["nsp_loss"] == pytest.approx(np.log(2),
+                                                                                      abs=0.05)
 
 
 @pytest.mark.parametrize("strategy_name", ["one_device", "mirrored"])
-def test_evaluate_reads_the_held_out_batches_once(strategy_name, dropout_free_config, initial_weights):
+def test_evaluate_reads_the_held_out_batches_once(strategy_name, dropout_free_config,
+                                                  initial_weights):
     trainer, _ = _trainer(get_strategy(strategy_name), dropout_free_config, initial_weights,
                           lambda: keras.optimizers.SGD(0.1))
     reads = []
@@ -125,7 +134,8 @@ def test_evaluate_reads_the_held_out_batches_once(strategy_name, dropout_free_co
     assert len(reads) == 3 * trainer.strategy.num_replicas_in_sync  # one input pipeline here
 
 
-def test_a_partial_last_held_out_batch_is_traced_with_the_full_ones(dropout_free_config, initial_weights):
+def test_a_partial_last_held_out_batch_is_traced_with_the_full_ones(dropout_free_config,
+                                                                    initial_weights):
     trainer, _ = _trainer(get_strategy("one_device"), dropout_free_config, initial_weights,
                           lambda: keras.optimizers.SGD(0.1))
     examples = synthetic_examples(10, seed=3)

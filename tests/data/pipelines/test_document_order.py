@@ -1,31 +1,36 @@
-"""Dynamic pipeline order: documents shuffled across the corpus, NotNext B from anywhere in the window."""
+"""Dynamic pipeline order: documents shuffled across the corpus, NotNext B from anywhere in the
+window."""
 
 import random
 
 import numpy as np
 import pytest
 
-from tests.data import pretraining_stats
-from tests.data.conftest import VOCAB
 from bert_tf.data import document_reader
 from bert_tf.data.pipelines.dynamic_pretraining import dynamic_pretraining_dataset
+from tests.data import pretraining_stats
+from tests.data.conftest import VOCAB
 
 NUM_DOCUMENTS, SEQ_LENGTH, BATCH = 1200, 32, 16
 
 
 @pytest.fixture(scope="module")
 def corpus(tmp_path_factory):
-    """1,200 short documents in file order, each with its own 10 words: (path, token id -> document)."""
+    """1,200 short documents in file order, each with its own 10 words: (path, token id ->
+    document)."""
     with open(VOCAB, encoding="utf-8") as f:
         vocab = [line.strip() for line in f]
-    plain = [w for w in vocab[2000:] if w.isascii() and w.isalpha() and w.islower()]  # One piece each.
+    # One piece each.
+    plain = [w for w in vocab[2000:] if w.isascii() and w.isalpha() and w.islower()]
     rng = random.Random(0)
     path = tmp_path_factory.mktemp("ordered") / "docs.txt"
     with open(path, "w") as f:
         for d in range(NUM_DOCUMENTS):
             pool = plain[10 * d:10 * d + 10]
-            f.write("".join(" ".join(rng.choice(pool) for _ in range(6)) + ".\n" for _ in range(3)) + "\n")
-    return str(path), {vocab.index(w): d for d in range(NUM_DOCUMENTS) for w in plain[10 * d:10 * d + 10]}
+            f.write("".join(" ".join(rng.choice(pool) for _ in range(6)) + ".\n" for _ in range(3))
+                    + "\n")
+    return str(path), {vocab.index(w): d for d in range(NUM_DOCUMENTS)
+                       for w in plain[10 * d:10 * d + 10]}
 
 
 def _examples(path, num_batches, **kwargs):
@@ -59,7 +64,8 @@ def test_every_document_once_per_epoch(corpus):
 
 def test_first_examples_come_from_the_whole_file(corpus):
     path, document_of = corpus
-    documents = _segment_documents(_examples(path, 4), document_of, 0)  # The first 64 of ~1,200: 5%.
+    # The first 64 of ~1,200: 5%.
+    documents = _segment_documents(_examples(path, 4), document_of, 0)
     # Uniform draws miss one sixth of the file with probability 6 * (5/6)^64 < 1e-4; reading in
     # file order through a buffer would cover only its start.
     assert _spread(documents) == 6, sorted(documents)
@@ -103,4 +109,5 @@ def test_one_document_cannot_pair(tmp_path):
     path.write_text("Only one document.\nWith two sentences.\n")
     with pytest.raises(document_reader.InputError, match="gets 1 of the 1 documents .* needs 2"):
         _examples(str(path), 1)
-    assert len(_examples(str(path), 1, use_next_sentence=False)["input_word_ids"]) == BATCH  # MLM only: fine.
+    # MLM only: fine.
+    assert len(_examples(str(path), 1, use_next_sentence=False)["input_word_ids"]) == BATCH

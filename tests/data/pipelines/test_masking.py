@@ -14,7 +14,7 @@ def _batch(rows=32, seed=0):
     ids, starts = [], []
     for _ in range(rows):
         row_ids, row_starts = [CLS], [True]
-        for segment in range(2):
+        for _segment in range(2):
             for _ in range(rng.integers(3, 15)):
                 pieces = rng.integers(1, 4)
                 row_ids += rng.integers(1000, 5000, pieces).tolist()
@@ -27,14 +27,15 @@ def _batch(rows=32, seed=0):
 
 
 def _mask(ids, starts, seed, whole_word_mask, rate=0.15, max_predictions=5):
-    return masking.mask_batch(ids, starts, tf.constant(seed, tf.int64), 30522, MASK, [CLS, SEP], rate,
-                              max_predictions, whole_word_mask)
+    return masking.mask_batch(ids, starts, tf.constant(seed, tf.int64), 30522, MASK, [CLS, SEP],
+                              rate, max_predictions, whole_word_mask)
 
 
 def test_whole_words_within_budget():
     ids, starts = _batch()
     _, positions, _ = _mask(ids, starts, [3, 4], whole_word_mask=True, rate=0.3)
-    for row_ids, row_starts, row_positions in zip(ids.to_list(), starts.to_list(), positions.to_list()):
+    for row_ids, row_starts, row_positions in zip(ids.to_list(), starts.to_list(),
+                                                  positions.to_list()):
         budget = min(5, max(1, round(len(row_ids) * 0.3)))
         assert 1 <= len(row_positions) <= budget
         word = np.cumsum(row_starts)
@@ -46,9 +47,11 @@ def test_whole_words_within_budget():
 
 def test_piece_masking_counts_and_values():
     ids, starts = _batch(rows=200)
-    masked, positions, labels = _mask(ids, starts, [5, 6], whole_word_mask=False, max_predictions=1000)
+    masked, positions, labels = _mask(ids, starts, [5, 6], whole_word_mask=False,
+                                      max_predictions=1000)
     selectable = ids.row_lengths().numpy() - 3
-    np.testing.assert_array_equal(positions.row_lengths(), np.ceil(selectable * 0.15))  # RandomItemSelector.
+    # RandomItemSelector.
+    np.testing.assert_array_equal(positions.row_lengths(), np.ceil(selectable * 0.15))
     values = tf.gather(masked, positions, batch_dims=1).flat_values.numpy()
     labels = labels.flat_values.numpy()
     # ~950 predictions: binomial sd of the 80% share is 0.013, of the 10% shares 0.01.

@@ -15,13 +15,12 @@ import sys
 import distributed
 import pytest
 
-from tests.data.conftest import HELDOUT, VOCAB
 from bert_tf import errors
 from bert_tf.data import beam_runner, document_reader
-from bert_tf.data.records import beam_pipeline
-from bert_tf.data.records import beam_vocab
+from bert_tf.data.records import beam_pipeline, beam_vocab
 from bert_tf.data.records import create_pretraining_data as cpd
 from bert_tf.data.records.record_options import Options
+from tests.data.conftest import HELDOUT, VOCAB
 
 pytestmark = [pytest.mark.beam, pytest.mark.dask]  # runs Beam on a local Dask cluster
 
@@ -33,8 +32,8 @@ _OPTIONS = Options(vocab_file=VOCAB, dupe_factor=2, random_seed=5)
 def dask_client(request):
     """A client of a two-process local Dask cluster whose workers import this checkout's bert_tf."""
     env = {"PYTHONPATH": os.pathsep.join(p for p in (ROOT, os.environ.get("PYTHONPATH")) if p)}
-    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
-                                       env=env, death_timeout=120)
+    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                       dashboard_address=None, env=env, death_timeout=120)
     request.addfinalizer(cluster.close)
     client = distributed.Client(cluster, timeout=60)
     request.addfinalizer(client.close)
@@ -67,13 +66,16 @@ def _tasks_per_worker(client):
 def test_records_on_dask_are_the_direct_runners(dask_client, tmp_path):
     corpus = _corpus(tmp_path)
     before = _tasks_per_worker(dask_client)
-    on_dask = cpd.create_pretraining_data(corpus, str(tmp_path / "dask"), _OPTIONS, num_output_shards=3,
+    on_dask = cpd.create_pretraining_data(corpus, str(tmp_path / "dask"), _OPTIONS,
+                                          num_output_shards=3,
                                           beam_pipeline_options=_dask(dask_client))
     after = _tasks_per_worker(dask_client)
     assert all(after[w] > before[w] for w in after)  # Both workers took part.
-    direct = cpd.create_pretraining_data(corpus, str(tmp_path / "direct"), _OPTIONS, num_output_shards=3)
+    direct = cpd.create_pretraining_data(corpus, str(tmp_path / "direct"), _OPTIONS,
+                                         num_output_shards=3)
     # The counts come through the data (the DaskRunner has no metrics).
-    assert {k: on_dask[k] for k in beam_pipeline.COUNTERS} == {k: direct[k] for k in beam_pipeline.COUNTERS}
+    assert {k: on_dask[k] for k in beam_pipeline.COUNTERS} == {k: direct[k]
+                                                               for k in beam_pipeline.COUNTERS}
     assert on_dask["documents"] == 59 and on_dask["instances"] > 800
     assert [open(p, "rb").read() for p in on_dask["output_files"]] == \
         [open(p, "rb").read() for p in direct["output_files"]]
@@ -89,7 +91,8 @@ def test_vocab_on_dask_is_the_direct_runners(dask_client, tmp_path):
     assert on_dask == direct and len(direct) > 400
     assert (tmp_path / "dask.tsv").read_bytes() == (tmp_path / "direct.tsv").read_bytes()
     # Beam's file sink left beam-temp-* folders on Dask; the counts file is written by one step.
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["dask.tsv", "direct.tsv"] + [f"part{i}.txt" for i in range(4)]
+    parts = [f"part{i}.txt" for i in range(4)]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["dask.tsv", "direct.tsv", *parts]
 
 
 @pytest.mark.slow
@@ -97,7 +100,8 @@ def test_bad_input_found_by_a_dask_worker_is_one_line(dask_client, tmp_path):
     (tmp_path / "a.txt").write_text("One.\nTwo.\n\nThree.\nFour.\n", encoding="utf-8")
     (tmp_path / "b.txt.gz").write_bytes(b"not gzip")
     with pytest.raises(document_reader.InputError) as error:
-        cpd.create_pretraining_data(f"{tmp_path}/a.txt,{tmp_path}/b.txt.gz", str(tmp_path / "out" / "r"), _OPTIONS,
+        cpd.create_pretraining_data(f"{tmp_path}/a.txt,{tmp_path}/b.txt.gz",
+                                    str(tmp_path / "out" / "r"), _OPTIONS,
                                     beam_pipeline_options=_dask(dask_client))
     assert "b.txt.gz" in str(error.value) and "\n" not in str(error.value)
     assert glob.glob(str(tmp_path / "out" / "*")) == []
@@ -125,14 +129,25 @@ def test_dask_address_nothing_listens_on_is_one_line(tmp_path):
     (tmp_path / "text.txt").write_text("Some words here.\n", encoding="utf-8")
     env = dict(os.environ, PYTHONPATH=ROOT, TF_CPP_MIN_LOG_LEVEL="2")
     result = subprocess.run(
-        [sys.executable, os.path.join(ROOT, "tools", "build_vocab.py"), f"--input_file={tmp_path}/text.txt",
-         f"--output_file={tmp_path}/vocab.txt", "--vocab_size=100",
-         f"--beam_pipeline_options=runner=DaskRunner,dask_client_address=tcp://127.0.0.1:{port},"
-         "dask_connection_timeout=1"],
-        capture_output=True, text=True, env=env, timeout=300, stdin=subprocess.DEVNULL)
+        [
+            sys.executable,
+            os.path.join(ROOT, "tools", "build_vocab.py"),
+            f"--input_file={tmp_path}/text.txt",
+            f"--output_file={tmp_path}/vocab.txt",
+            "--vocab_size=100",
+            f"--beam_pipeline_options=runner=DaskRunner,dask_client_address=tcp://127.0.0.1:{port},"
+            "dask_connection_timeout=1",
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+        stdin=subprocess.DEVNULL,
+    )
     assert result.returncode == 1, result.stderr
     lines = [line for line in result.stderr.splitlines() if line.startswith("build_vocab: ")]
-    assert len(lines) == 1 and f"no Dask scheduler answered at tcp://127.0.0.1:{port}" in lines[0], result.stderr
+    assert len(lines) == 1, result.stderr
+    assert f"no Dask scheduler answered at tcp://127.0.0.1:{port}" in lines[0], result.stderr
     assert "Traceback" not in result.stderr
     assert sorted(p.name for p in tmp_path.iterdir()) == ["text.txt"]
 
@@ -146,6 +161,8 @@ def test_without_distributed_the_error_names_the_extra(monkeypatch):
 def test_dask_partitions_default_to_one_per_input_file():
     options = beam_runner.pipeline_options("runner=DaskRunner")
     assert beam_runner.dask_partitions(options, 3) == 3
-    assert beam_runner.dask_partitions(beam_runner.pipeline_options("runner=DaskRunner"), 10_000) == 256
-    assert beam_runner.dask_partitions(beam_runner.pipeline_options("runner=DaskRunner,dask_npartitions=7"), 3) == 7
+    fresh = beam_runner.pipeline_options("runner=DaskRunner")  # the call above set options'
+    assert beam_runner.dask_partitions(fresh, 10_000) == 256
+    given = beam_runner.pipeline_options("runner=DaskRunner,dask_npartitions=7")
+    assert beam_runner.dask_partitions(given, 3) == 7
     assert beam_runner.dask_partitions(beam_runner.pipeline_options(None), 3) is None

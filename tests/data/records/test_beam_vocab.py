@@ -5,10 +5,10 @@ import gzip
 import pytest
 import tensorflow as tf
 
-from tests.data.conftest import TRAIN
-from bert_tf.data.records import beam_vocab
 from bert_tf.data import document_reader
+from bert_tf.data.records import beam_vocab
 from bert_tf.tokenization import vocab_learner
+from tests.data.conftest import TRAIN
 
 pytestmark = pytest.mark.beam  # runs the records pipeline on Beam
 
@@ -30,7 +30,8 @@ def test_beam_vocab_equals_in_process_vocab_on_the_shipped_corpus(tmp_path):
     # The counts file holds every word once, with the count summed over the whole text (a
     # batch of 1,024 lines holds "lord" at most 658 times; the quarter, 2,546).
     counts = beam_vocab.read_counts(counts_file)
-    assert counts["lord"] > 2000 and sum(1 for _ in open(counts_file, encoding="utf-8")) == len(counts)
+    assert counts["lord"] > 2000 and sum(1 for _ in open(counts_file,
+                                                         encoding="utf-8")) == len(counts)
 
 
 def test_glob_matching_nothing(tmp_path):
@@ -41,4 +42,5 @@ def test_glob_matching_nothing(tmp_path):
 def test_no_words_is_a_clear_error(tmp_path):
     (tmp_path / "blank.txt").write_text("\n \n\x00\n")
     with pytest.raises(ValueError, match="no words"):
-        beam_vocab.learn_vocab(str(tmp_path / "blank.txt"), str(tmp_path / "counts.tsv"), vocab_size=100)
+        beam_vocab.learn_vocab(str(tmp_path / "blank.txt"), str(tmp_path / "counts.tsv"),
+                               vocab_size=100)

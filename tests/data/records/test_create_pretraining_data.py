@@ -4,13 +4,13 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from tests.data import pretraining_stats
-from tests.data.conftest import HELDOUT, VOCAB
-from bert_tf.data.records import create_pretraining_data as cpd
-from bert_tf.data.records.record_options import Options
 from bert_tf.data import document_reader
 from bert_tf.data.pipelines import pretraining_dataset
+from bert_tf.data.records import create_pretraining_data as cpd
 from bert_tf.data.records import pretraining_records
+from bert_tf.data.records.record_options import Options
+from tests.data import pretraining_stats
+from tests.data.conftest import HELDOUT, VOCAB
 
 pytestmark = pytest.mark.beam  # runs the records pipeline on Beam
 
@@ -40,8 +40,8 @@ def test_records_parse_with_google_research_spec(static_records):
 def test_static_statistics(static_batch):
     pretraining_stats.check_structure(static_batch, 128, 20)
     stats = pretraining_stats.statistics(static_batch)
-    # google-research masks round(15% of all tokens incl. 3 specials), capped at 20: slightly over 15%
-    # of the non-special pieces. Binomial sd of each share over ~50k predictions is < 0.002.
+    # google-research masks round(15% of all tokens incl. 3 specials), capped at 20: slightly over
+    # 15% of the non-special pieces. Binomial sd of each share over ~50k predictions is < 0.002.
     assert 0.145 < stats["masked_fraction"] < 0.165, stats
     assert abs(stats["mask_share"] - 0.8) < 0.01 and abs(stats["random_share"] - 0.1) < 0.01, stats
     assert abs(stats["keep_share"] - 0.1) < 0.01, stats
@@ -53,7 +53,8 @@ def test_static_statistics(static_batch):
 
 
 def test_static_whole_word_masking(static_wwm_records, vocab):
-    dataset = pretraining_dataset.pretraining_dataset(static_wwm_records["output_files"], 512, 128, 20, False)
+    dataset = pretraining_dataset.pretraining_dataset(static_wwm_records["output_files"], 512, 128,
+                                                      20, False)
     batch = pretraining_stats.concat(list(dataset.as_numpy_iterator()))
     pretraining_stats.check_structure(batch, 128, 20)
     assert pretraining_stats.check_whole_words(batch, vocab) > 50
@@ -73,15 +74,19 @@ def test_next_sentence_b_from_other_document_of_the_same_bucket(tmp_path):
     # Each 6-sentence document ends in a one-sentence chunk, which always takes a random B.
     assert min(labels) > 0.25 * len(batch["input_mask"])
     # The bucket of each document, computed independently from its text: 150 // 50 = 3 buckets.
-    bucket = [pretraining_records.bucket_of(f"{pretraining_records.content_hash(d.sentences)}:0", 5, 3)
-              for d in document_reader.read_documents([str(corpus)])]
+    bucket = [
+        pretraining_records.bucket_of(f"{pretraining_records.content_hash(d.sentences)}:0", 5, 3)
+        for d in document_reader.read_documents([str(corpus)])
+    ]
     assert len(set(bucket)) == 3
     original = pretraining_stats.originals(batch)
     pairs = set()
     for row in np.nonzero(batch["next_sentence_labels"] == 1)[0]:
         types, mask = batch["input_type_ids"][row], batch["input_mask"][row] == 1
-        doc_a = {document_of[t] for t in original[row][mask & (types == 0)] if t in document_of}.pop()
-        doc_b = {document_of[t] for t in original[row][mask & (types == 1)] if t in document_of}.pop()
+        doc_a = {document_of[t] for t in original[row][mask & (types == 0)]
+                 if t in document_of}.pop()
+        doc_b = {document_of[t] for t in original[row][mask & (types == 1)]
+                 if t in document_of}.pop()
         assert bucket[doc_a] == bucket[doc_b], (doc_a, doc_b)
         pairs.add((doc_a, doc_b))
     assert len(pairs) > 300  # B is drawn from many documents of the bucket, not a few.

@@ -26,17 +26,20 @@ import resource, sys
 from bert_tf.data.records import create_pretraining_data as cpd
 from bert_tf.data.records.record_options import Options
 
-result = cpd.create_pretraining_data(sys.argv[1], sys.argv[2], Options(vocab_file=sys.argv[3], dupe_factor=2),
+result = cpd.create_pretraining_data(sys.argv[1], sys.argv[2], Options(vocab_file=sys.argv[3],
+dupe_factor=2),
                                      num_output_shards=2)
-print("instances", result["instances"], "peak_rss_kib", resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
+print("instances", result["instances"], "peak_rss_kib",
+resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
 """
 
 
 def _run(inputs, output):
     """(instances, peak RSS in KiB) of one run in a fresh process."""
     env = dict(os.environ, PYTHONPATH=ROOT, TF_CPP_MIN_LOG_LEVEL="2")
-    result = subprocess.run([sys.executable, "-c", _RUN, inputs, output, VOCAB], capture_output=True, text=True,
-                            env=env, timeout=600, stdin=subprocess.DEVNULL)
+    result = subprocess.run([sys.executable, "-c", _RUN, inputs, output, VOCAB],
+                            capture_output=True, text=True, env=env, timeout=600,
+                            stdin=subprocess.DEVNULL)
     assert result.returncode == 0, result.stderr[-2000:]
     words = result.stdout.split()
     return int(words[words.index("instances") + 1]), int(words[words.index("peak_rss_kib") + 1])

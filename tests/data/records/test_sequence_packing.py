@@ -35,14 +35,16 @@ UNPACKED_SHA256 = ["cf29da61a262c30157a6e8b9e6cff9cf36890924cb45a4144c8095b154da
 
 def _options(max_sequences_per_pack, **overrides):
     return Options(vocab_file=KJV_VOCAB, dupe_factor=1, random_seed=SEED, max_seq_length=S,
-                   max_predictions_per_seq=P, max_sequences_per_pack=max_sequences_per_pack, **overrides)
+                   max_predictions_per_seq=P, max_sequences_per_pack=max_sequences_per_pack,
+                   **overrides)
 
 
 @pytest.fixture(scope="module")
 def made(tmp_path_factory):
     """{K: create_pretraining_data's result} for K = 1 and 3, two shards each."""
     folder = tmp_path_factory.mktemp("packing")
-    return {k: cpd.create_pretraining_data(TRAIN, str(folder / f"k{k}.tfrecord"), _options(k), num_output_shards=2)
+    return {k: cpd.create_pretraining_data(TRAIN, str(folder / f"k{k}.tfrecord"), _options(k),
+                                           num_output_shards=2)
             for k in (1, K)}
 
 
@@ -50,12 +52,14 @@ def _sequences(path):
     """Every sequence of a record file, read by the training pipeline: a Counter of tuples
     (ids, segment ids, masked positions within the sequence, masked ids, NSP label)."""
     found = collections.Counter()
-    for batch in pretraining_dataset.pretraining_dataset(path, 256, S, P, is_training=False).as_numpy_iterator():
+    dataset = pretraining_dataset.pretraining_dataset(path, 256, S, P, is_training=False)
+    for batch in dataset.as_numpy_iterator():
         packed = "input_position_ids" in batch
         for row in range(len(batch["input_mask"])):
             mask = batch["input_mask"][row]
             weights = batch["masked_lm_weights"][row]
-            assert np.all(weights[:int(weights.sum())] == 1) and np.all(weights[int(weights.sum()):] == 0)
+            count = int(weights.sum())
+            assert np.all(weights[:count] == 1) and np.all(weights[count:] == 0)
             masked = batch["masked_lm_positions"][row][weights > 0]
             masked_ids = batch["masked_lm_ids"][row][weights > 0]
             for number in range(1, mask.max() + 1):
@@ -64,12 +68,14 @@ def _sequences(path):
                 assert len(columns) == end - start, "a sequence is not contiguous"
                 label = batch["next_sentence_labels"][row]
                 if packed:
-                    np.testing.assert_array_equal(batch["input_position_ids"][row][start:end], np.arange(end - start))
+                    np.testing.assert_array_equal(batch["input_position_ids"][row][start:end],
+                                                  np.arange(end - start))
                     assert batch["next_sentence_positions"][row][number - 1] == start
                     assert batch["next_sentence_weights"][row][number - 1] == 1
                     label = label[number - 1]
                 mine = (masked >= start) & (masked < end)
-                found[(tuple(batch["input_word_ids"][row][start:end]), tuple(batch["input_type_ids"][row][start:end]),
+                found[(tuple(batch["input_word_ids"][row][start:end]),
+                       tuple(batch["input_type_ids"][row][start:end]),
                        tuple(masked[mine] - start), tuple(masked_ids[mine]), int(label))] += 1
             if packed:
                 sequences = mask.max()
@@ -80,7 +86,8 @@ def _sequences(path):
 
 def test_unpacked_records_are_byte_identical_to_the_code_before_packing(made):
     files = made[1]["output_files"]
-    assert [hashlib.sha256(open(path, "rb").read()).hexdigest() for path in files] == UNPACKED_SHA256
+    digests = [hashlib.sha256(open(path, "rb").read()).hexdigest() for path in files]
+    assert digests == UNPACKED_SHA256
     assert made[1]["rows"] == made[1]["instances"]
 
 
@@ -96,14 +103,16 @@ def test_packed_records_hold_exactly_the_unpacked_instances(made):
         feature = tf.train.Example.FromString(record).features.feature
         counts[int(sum(feature["next_sentence_weights"].float_list.value))] += 1
         assert len(feature["next_sentence_positions"].int64_list.value) == K
-    assert sum(counts.values()) == packed["rows"] and sum(k * n for k, n in counts.items()) == packed["instances"]
+    assert sum(counts.values()) == packed["rows"]
+    assert sum(k * n for k, n in counts.items()) == packed["instances"]
     assert counts[2] > 500 and counts[3] > 50, counts
 
 
 def test_packed_rows_are_fuller(made):
     def real_share(result):
-        masks = [np.asarray(tf.train.Example.FromString(r).features.feature["input_mask"].int64_list.value)
-                 for r in tf.data.TFRecordDataset(result["output_files"]).as_numpy_iterator()]
+        records = tf.data.TFRecordDataset(result["output_files"]).as_numpy_iterator()
+        masks = [np.asarray(tf.train.Example.FromString(r).features.feature["input_mask"]
+                            .int64_list.value) for r in records]
         return np.mean(np.concatenate(masks) > 0)
 
     unpacked, packed = real_share(made[1]), real_share(made[K])
@@ -129,7 +138,7 @@ def test_pack_rows_keeps_every_limit_and_packs_tightly():
 
 def _protobuf_bytes(sequences, seq_length, predictions, max_sequences):
     """The reference: the packed row as a `tf.train.Example`, serialized by protobuf."""
-    ids, mask, segments, positions, masked, masked_ids, starts, labels = [], [], [], [], [], [], [], []
+    ids, mask, segments, positions, masked, masked_ids, starts, labels = ([] for _ in range(8))
     for number, s in enumerate(sequences, 1):
         starts.append(len(ids))
         masked += [len(ids) + p for p in s.masked_lm_positions]
@@ -142,47 +151,57 @@ def _protobuf_bytes(sequences, seq_length, predictions, max_sequences):
     pad = lambda values, size: list(values) + [0] * (size - len(values))  # noqa: E731
     int64s = lambda values: tf.train.Feature(int64_list=tf.train.Int64List(value=values))  # noqa: E731
     floats = lambda values: tf.train.Feature(float_list=tf.train.FloatList(value=values))  # noqa: E731
-    features = {
-        "input_ids": int64s(pad(ids, seq_length)), "input_mask": int64s(pad(mask, seq_length)),
-        "segment_ids": int64s(pad(segments, seq_length)), "position_ids": int64s(pad(positions, seq_length)),
-        "masked_lm_positions": int64s(pad(masked, predictions)), "masked_lm_ids": int64s(pad(masked_ids, predictions)),
-        "masked_lm_weights": floats(pad([1.0] * len(masked), predictions)),
-        "next_sentence_positions": int64s(pad(starts, max_sequences)),
-        "next_sentence_labels": int64s(pad(labels, max_sequences)),
-        "next_sentence_weights": floats(pad([1.0] * len(sequences), max_sequences)),
-    }
-    return tf.train.Example(features=tf.train.Features(feature=features)).SerializeToString(deterministic=True)
+    features = {"input_ids": int64s(pad(ids, seq_length)),
+                "input_mask": int64s(pad(mask, seq_length)),
+                "segment_ids": int64s(pad(segments, seq_length)),
+                "position_ids": int64s(pad(positions, seq_length)),
+                "masked_lm_positions": int64s(pad(masked, predictions)),
+                "masked_lm_ids": int64s(pad(masked_ids, predictions)),
+                "masked_lm_weights": floats(pad([1.0] * len(masked), predictions)),
+                "next_sentence_positions": int64s(pad(starts, max_sequences)),
+                "next_sentence_labels": int64s(pad(labels, max_sequences)),
+                "next_sentence_weights": floats(pad([1.0] * len(sequences), max_sequences)),}
+    example = tf.train.Example(features=tf.train.Features(feature=features))
+    return example.SerializeToString(deterministic=True)
 
 
 @pytest.mark.parametrize("seq_length, predictions, max_sequences, vocab_size",
                          [(128, 20, 3, 4274), (512, 80, 8, 30522), (16, 3, 2, 100)])
-def test_packed_serializer_writes_protobufs_bytes(seq_length, predictions, max_sequences, vocab_size):
+def test_packed_serializer_writes_protobufs_bytes(seq_length, predictions, max_sequences,
+                                                  vocab_size):
     rng = random.Random(seq_length)
-    serialize = sequence_packing.PackedRecordSerializer(seq_length, predictions, max_sequences, vocab_size)
+    serialize = sequence_packing.PackedRecordSerializer(seq_length, predictions, max_sequences,
+                                                        vocab_size)
     for _ in range(100):
         sequences, free, budget = [], seq_length, predictions
         for _ in range(rng.randint(1, max_sequences)):
             if free < 5:
                 break
             length = rng.randint(5, min(free, 60))
-            masked = sorted(rng.sample(range(1, length - 1), min(rng.randint(0, 4), budget, length - 2)))
-            sequences.append(sequence_packing.Sequence(
-                [rng.randrange(vocab_size) for _ in range(length)], [0] * 2 + [1] * (length - 2), masked,
-                [rng.randrange(vocab_size) for _ in masked], rng.randint(0, 1)))
+            masked = sorted(rng.sample(range(1, length - 1), min(rng.randint(0, 4), budget,
+                                                                 length - 2)))
+            sequences.append(sequence_packing.Sequence([rng.randrange(vocab_size)
+                                                        for _ in range(length)], [0] * 2
+                                                       + [1] * (length - 2), masked,
+                                                       [rng.randrange(vocab_size) for _ in masked],
+                                                       rng.randint(0, 1)))
             free, budget = free - length, budget - len(masked)
-        assert serialize(sequences) == _protobuf_bytes(sequences, seq_length, predictions, max_sequences)
+        assert serialize(sequences) == _protobuf_bytes(sequences, seq_length, predictions,
+                                                       max_sequences)
 
 
 @pytest.mark.parametrize("value", [0, S // 5 + 1])
 def test_bad_max_sequences_per_pack_is_refused_before_any_file(tmp_path, value):
-    with pytest.raises(ValueError, match=r"--max_sequences_per_pack must be in \[1, 102\].*got " + str(value)):
+    with pytest.raises(ValueError, match=r"--max_sequences_per_pack must be in \[1, 102\].*got "
+                       + str(value)):
         cpd.create_pretraining_data(TRAIN, str(tmp_path / "out.tfrecord"), _options(value))
     assert os.listdir(tmp_path) == []
 
 
 def test_tool_names_the_flag_in_one_line(tmp_path):
-    result = call_entry_point(
-        "tools/create_pretraining_data.py", f"--input_file={TRAIN}", f"--vocab_file={KJV_VOCAB}",
-        f"--output_file={tmp_path / 'out.tfrecord'}", f"--max_seq_length={S}", "--max_sequences_per_pack=0")
+    result = call_entry_point("tools/create_pretraining_data.py", f"--input_file={TRAIN}",
+                              f"--vocab_file={KJV_VOCAB}",
+                              f"--output_file={tmp_path / 'out.tfrecord'}", f"--max_seq_length={S}",
+                              "--max_sequences_per_pack=0")
     assert_user_error(result, "--max_sequences_per_pack must be in [1, 102]")
     assert os.listdir(tmp_path) == []

@@ -1,4 +1,5 @@
-"""The external merge sort: runs merged in passes equal one in-memory sort; nothing is left behind."""
+"""The external merge sort: runs merged in passes equal one in-memory sort; nothing is left
+behind."""
 
 import random
 
@@ -10,7 +11,8 @@ from bert_tf.data.records import sorted_runs
 def _random_runs(folder, num_runs, rng):
     runs, everything = [], []
     for i in range(num_runs):
-        keyed = [(rng.getrandbits(64), rng.randbytes(rng.randrange(0, 40))) for _ in range(rng.randrange(0, 300))]
+        keyed = [(rng.getrandbits(64), rng.randbytes(rng.randrange(0, 40)))
+                 for _ in range(rng.randrange(0, 300))]
         keyed += [(keyed[0][0], b"\x00same key\x00")] if keyed else []  # ties break on the record
         runs.append(f"{folder}/run-{i}")
         sorted_runs.write_run(runs[-1], keyed)
@@ -29,7 +31,8 @@ def test_merge_equals_one_sort(tmp_path, num_runs, fan_in):
 def test_records_ending_in_zero_bytes_keep_them(tmp_path):
     # Serialized examples often end in padding zeros; a numpy "S" array would strip them.
     sorted_runs.write_run(f"{tmp_path}/run", [(2, b"a\x00\x00"), (1, b"\x00")])
-    assert list(sorted_runs.merge_runs([f"{tmp_path}/run"], f"{tmp_path}/merge")) == [b"\x00", b"a\x00\x00"]
+    assert list(sorted_runs.merge_runs([f"{tmp_path}/run"], f"{tmp_path}/merge")) == [b"\x00",
+                                                                                      b"a\x00\x00"]
 
 
 def test_no_runs_no_records(tmp_path):
