@@ -194,3 +194,14 @@ def test_convert_checkpoint_tool_detects_and_converts(tmp_path, reference):
     assert refused.returncode == 1 and "Traceback" not in refused.stderr
     assert "not a TF Hub BERT encoder" in refused.stderr and "['scale']" in refused.stderr
     assert not (tmp_path / "refused").exists()
+
+
+@pytest.mark.slow  # saving the export traces its packing for several lengths (~20 s)
+def test_an_uncased_bert_tf_preprocessor_export_is_read_as_uncased(tmp_path):
+    """It lower-cases with `StringLower` (TF Hub's with `CaseFoldUTF8`)."""
+    from bert_tf.export.hub_modules import PreprocessorModule
+
+    module = PreprocessorModule(os.path.join(ENCODER, "assets", "vocab.txt"), seq_length=16)
+    tf.saved_model.save(module, str(tmp_path), signatures=module.signatures())
+    assert layout.inspect(str(tmp_path)).lower_case is True
+    assert registry.load_pretrained(ENCODER, preprocess_dir=str(tmp_path)).lower_case

@@ -38,6 +38,9 @@ _V1_POOLER = "bert_model/pooler_transform/kernel"
 # Ops that tell the feed-forward activation apart: the exact GELU's erf, the tanh
 # approximation's cube, ReLU.
 _ACTIVATION_OPS = {"Erf": "gelu", "Pow": "gelu_new", "Relu": "relu"}
+# A preprocessing model lower-cases with either: TF Hub's with tf-text's `case_fold_utf8`,
+# bert_tf's exports with `tf.strings.lower` (it matches the reference tokenizer's casing).
+_LOWER_CASING_OPS = frozenset({"CaseFoldUTF8", "StringLower"})
 
 
 @dataclasses.dataclass
@@ -100,7 +103,7 @@ def inspect(path):
                        "model's version 3 or later")
     if PREPROCESS_OBJECTS <= set(contents.root_children):
         return HubModel("preprocess", contents, _vocab_asset(contents, path),
-                        "CaseFoldUTF8" in contents.ops)
+                        bool(_LOWER_CASING_OPS & contents.ops))
     raise _refusal(path, contents, "a SavedModel, but not a TF Hub BERT encoder or "
                    "preprocessing model (no `word_embeddings` and `pooler_transform` "
                    "variables, no `tokenize` and `bert_pack_inputs`)")
