@@ -17,13 +17,20 @@ r"""Converts BERT checkpoints between the formats bert_tf reads and writes.
   # TF Hub encoder, vocab and casing checked against its preprocessing model
   python tools/convert_checkpoint.py --input=bert_en_uncased_L-12_H-768_A-12_4 \
       --preprocess_dir=bert_en_uncased_preprocess_3 --output_dir=/tmp/hub_bert
+  # any encoder -> a sentence-transformers folder (modules.json, pooling, tokenizer.json) that
+  # SentenceTransformer(folder) loads: mean pooling + Normalize unless the input records its own
+  python tools/convert_checkpoint.py --input=/tmp/bert_base --to=sentence_transformers \
+      --output_dir=/tmp/bert_base_st
   # what a folder is (format, architecture, head and labels, vocab, casing); no weights read
   python tools/convert_checkpoint.py --describe=bert-sst2
 
 --from defaults to the format found in --input's files; --from and --to take every format
-of bert_tf.checkpoints.registry (--helpshort lists them; `ours` is `model_dir`). A model directory gets a
-model_info.json with the head it holds and `do_lower_case` (from --do_lower_case, else the
-HF folder's tokenizer_config.json, else guessed from the vocab).
+of bert_tf.checkpoints.registry (--helpshort lists them; `ours` is `model_dir`). A model
+directory gets a model_info.json with the head it holds and `do_lower_case` (from
+--do_lower_case, else the HF folder's tokenizer_config.json, else guessed from the vocab).
+A sentence-transformers folder's max_seq_length, pooling and normalization go with it to a
+model directory (model_info.json), a Hugging Face folder (its modules) and a keras-hub preset
+(max_seq_length only, as preprocessor.json's sequence_length; a warning names the pooling).
 A format's own flags (--bert_config_file and --vocab_file: google_research;
 --copy_pooler_dense_to_encoder: model_garden; --preprocess_dir: tf_hub) are refused for others.
 --output_dir must not exist or be empty; a checkpoint with NaN or Inf weights is refused.

@@ -3,7 +3,10 @@ converter; the bert_tf model directory is the `model_dir` format."""
 
 from bert_tf.checkpoints.convert import convert_checkpoint
 from bert_tf.checkpoints.format import FolderDescription, Format
-from bert_tf.checkpoints.huggingface import export_huggingface_checkpoint
+from bert_tf.checkpoints.huggingface import (
+    export_huggingface_checkpoint,
+    write_sentence_transformers_folder,
+)
 from bert_tf.checkpoints.pretrained import Pretrained
 from bert_tf.checkpoints.registry import (
     FORMATS,
@@ -31,4 +34,5 @@ __all__ = [
     "export_huggingface_checkpoint",
     "find_format",
     "load_pretrained",
+    "write_sentence_transformers_folder",
 ]

@@ -26,7 +26,7 @@ def source_names():
 
 def target_names():
     """Every name `--to` accepts (formats bert_tf writes, with their aliases)."""
-    return [name for entry in registry.FORMATS if entry.write is not None
+    return [name for entry in registry.FORMATS + registry.TARGETS if entry.write is not None
             for name in entry.names]
 
 
@@ -37,7 +37,8 @@ def convert_checkpoint(source, input_path, target, output_dir, do_lower_case=Non
       source: a format name or alias of `registry.FORMATS` (`huggingface`, `google_research`,
         `model_dir` / `ours`, ...); None: the format `registry.detect_format` finds.
       input_path: the folder (or TF checkpoint prefix) to read.
-      target: a format that bert_tf writes (`model_dir`, `huggingface`).
+      target: a format that bert_tf writes (`model_dir`, `huggingface`, `keras_hub`,
+        `sentence_transformers`).
       output_dir: destination folder; must not exist or be empty.
       do_lower_case: the model's casing, recorded in `model_info.json` (None: the source's
         record, else a guess from the vocab); model_dir targets only.

@@ -116,6 +116,9 @@ class Pretrained:
                            ("max_seq_length", self.max_seq_length)):
             if value is not None:
                 info[key] = list(value) if isinstance(value, (list, tuple)) else value
+        if self.sentence_pooling is not None:
+            info["sentence_pooling"] = {"pooling": self.sentence_pooling.pooling,
+                                        "normalize": self.sentence_pooling.normalize}
         return info
 
     def build_model(self, num_choices=None):

@@ -40,18 +40,21 @@ FORMATS = (
     keras_hub.FORMAT,
     model_garden.FORMAT,
 )
+# Formats bert_tf writes that `detect_format` never names, since another format reads them:
+# a sentence-transformers folder is a Hugging Face folder (its pooling read with it).
+TARGETS = (huggingface.SENTENCE_TRANSFORMERS,)
 
 
 def find_format(name):
-    """The `Format` called `name` (or one of its `aliases`).
+    """The `Format` (or write-only target) called `name` (or one of its `aliases`).
 
     Raises:
       CheckpointError: no such format; the known names are listed.
     """
-    for entry in FORMATS:
+    for entry in FORMATS + TARGETS:
         if name in entry.names:
             return entry
-    known = [n for entry in FORMATS for n in entry.names]
+    known = [n for entry in FORMATS + TARGETS for n in entry.names]
     raise CheckpointError(f"Unknown checkpoint format {name!r}: bert_tf knows "
                           f"{', '.join(known)}.")
 

@@ -62,6 +62,7 @@ def test_dispatcher_round_trip(tiny_hf_dir, tmp_path):
     assert BertEncoder.from_pretrained(model_dir).config.num_hidden_layers == 2
     convert_checkpoint("ours", model_dir, "huggingface", hf_dir)
     assert sorted(os.listdir(hf_dir)) == ["config.json", "model.safetensors",
+                                          "special_tokens_map.json", "tokenizer.json",
                                           "tokenizer_config.json", "vocab.txt"]
 
 

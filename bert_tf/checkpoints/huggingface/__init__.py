@@ -15,9 +15,16 @@ bert-sst2/: Hugging Face folder, safetensors (model.safetensors)
   vocab: bert-sst2/vocab.txt (30522 tokens), lower case
 """
 
+import os
+
 from bert_tf.checkpoints.format import Format
+from bert_tf.checkpoints.huggingface import sentence_transformers_folder
 from bert_tf.checkpoints.huggingface.layout import NAME, TITLE, describe, recognise
 from bert_tf.checkpoints.huggingface.reader import read
+from bert_tf.checkpoints.huggingface.sentence_transformers import MODULES_FILE
+from bert_tf.checkpoints.huggingface.sentence_transformers_folder import (
+    write_sentence_transformers_folder,
+)
 from bert_tf.checkpoints.huggingface.writer import export_huggingface_checkpoint, write
 
 FORMAT = Format(
@@ -26,4 +33,19 @@ FORMAT = Format(
            "tokenizer.json",
     recognise=recognise, describe=describe, read=read, write=write)
 
-__all__ = ["FORMAT", "export_huggingface_checkpoint", "read", "write"]
+
+def recognise_sentence_transformers(path):
+    """A Hugging Face folder with a sentence-transformers `modules.json`."""
+    return recognise(path) and os.path.isfile(os.path.join(path, MODULES_FILE))
+
+
+# A write-only target (`registry.TARGETS`): a sentence-transformers folder reads as a Hugging
+# Face folder, its pooling included (`Pretrained.sentence_pooling`).
+SENTENCE_TRANSFORMERS = Format(
+    name=sentence_transformers_folder.NAME, title="sentence-transformers folder",
+    layout=f"a Hugging Face folder + {MODULES_FILE} + 1_Pooling/ + sentence_bert_config.json",
+    recognise=recognise_sentence_transformers, describe=describe, read=read,
+    write=sentence_transformers_folder.write)
+
+__all__ = ["FORMAT", "SENTENCE_TRANSFORMERS", "export_huggingface_checkpoint", "read",
+           "write", "write_sentence_transformers_folder"]

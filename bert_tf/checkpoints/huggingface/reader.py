@@ -115,6 +115,7 @@ def read(path, do_lower_case=None):
         logging.warning("%s holds no pooler weights; the pooled output is untrained.",
                         source.where)
     dropout = values.get("classifier_dropout")
+    sentence_pooling = read_sentence_pooling(folder)
     logging.info("Read %s (%s, %d tensors).", source.where, architecture, len(rules))
     return Pretrained(
         format=NAME, path=folder, config=config, encoder=encoder,
@@ -122,5 +123,6 @@ def read(path, do_lower_case=None):
         task_head=task_head, label_names=described["label_names"],
         problem_type=described["problem_type"],
         dropout_rate=dropout if isinstance(dropout, (int, float)) else None,
-        has_pooler=has_pooler, architecture=architecture,
-        sentence_pooling=read_sentence_pooling(folder), model_info={"source": NAME})
+        has_pooler=has_pooler, architecture=architecture, sentence_pooling=sentence_pooling,
+        max_seq_length=sentence_pooling and sentence_pooling.max_seq_length,
+        model_info={"source": NAME})

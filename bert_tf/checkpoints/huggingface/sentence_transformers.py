@@ -8,12 +8,17 @@ at 256 tokens; BGE is [CLS] + Normalize at 512; others pool differently, so an e
 only the model's when these files are followed. Modules bert_tf cannot run (a `Dense`
 projection, weighted-mean or last-token pooling) are refused by name rather than skipped.
 
+`write_sentence_modules` writes these files back beside a Hugging Face folder's encoder, in
+the layout sentence-transformers 2 to 6 all load (the Hub's: `pooling_mode_*` switches,
+`max_seq_length` in `sentence_bert_config.json`).
+
 Example:
 >>> read_sentence_pooling("all-MiniLM-L6-v2/")  # doctest: +SKIP
 SentencePooling(pooling='mean', normalize=True, max_seq_length=256)
 """
 
 import dataclasses
+import json
 import os
 
 from bert_tf import file_io
@@ -23,6 +28,7 @@ from bert_tf.file_io import read_json_object
 MODULES_FILE = "modules.json"
 SENTENCE_CONFIG_FILE = "sentence_bert_config.json"
 POOLING_CONFIG_FILE = "config.json"
+POOLING_PATH, NORMALIZE_PATH = "1_Pooling", "2_Normalize"
 
 _MODULE_PREFIX = "sentence_transformers.models."
 # 1_Pooling/config.json switch -> bert_tf's pooling. sentence-transformers' "cls" reads the
@@ -122,3 +128,46 @@ def read_sentence_pooling(folder):
     if pooling is None:
         raise CheckpointError(f"{path}: no Pooling module after the Transformer.")
     return SentencePooling(pooling, normalize, _max_seq_length(folder))
+
+
+def _write_json(path, value):
+    with open(path, "w", encoding="utf-8") as f:
+        json.dump(value, f, indent=2)
+        f.write("\n")
+
+
+def write_sentence_modules(folder, sentence_pooling, hidden_size):
+    """Writes the sentence-transformers files of `sentence_pooling` into `folder`.
+
+    `modules.json` (Transformer, Pooling, and Normalize when `sentence_pooling.normalize`),
+    `1_Pooling/config.json`, `2_Normalize/` and `sentence_bert_config.json` (its
+    `max_seq_length`; `do_lower_case` false: the tokenizer files hold the casing). The
+    encoder's own files (`config.json`, weights, tokenizer) are the caller's.
+
+    Raises:
+      CheckpointError: a pooling sentence-transformers does not compute (the tanh pooler,
+        "cls"), or no `max_seq_length`.
+    """
+    modes = {pooling: key for key, pooling in _POOLING_MODES.items()}
+    if sentence_pooling.pooling not in modes:
+        raise CheckpointError(
+            f"pooling {sentence_pooling.pooling!r} is not one sentence-transformers computes "
+            f"(it pools {', '.join(sorted(modes))}; \"cls_token\" is its [CLS] state).")
+    if sentence_pooling.max_seq_length is None:
+        raise CheckpointError("A sentence-transformers folder records its max_seq_length; "
+                              "pass one.")
+    modules = [("Transformer", "")] + [("Pooling", POOLING_PATH)] + (
+        [("Normalize", NORMALIZE_PATH)] if sentence_pooling.normalize else [])
+    _write_json(os.path.join(folder, MODULES_FILE), [
+        {"idx": i, "name": str(i), "path": path, "type": _MODULE_PREFIX + kind}
+        for i, (kind, path) in enumerate(modules)])
+    os.makedirs(os.path.join(folder, POOLING_PATH), exist_ok=True)
+    pooling_config = {"word_embedding_dimension": hidden_size}
+    pooling_config.update({key: pooling == sentence_pooling.pooling
+                           for key, pooling in _POOLING_MODES.items()})
+    pooling_config["pooling_mode_mean_sqrt_len_tokens"] = False  # the Hub's four switches
+    _write_json(os.path.join(folder, POOLING_PATH, POOLING_CONFIG_FILE), pooling_config)
+    if sentence_pooling.normalize:
+        os.makedirs(os.path.join(folder, NORMALIZE_PATH), exist_ok=True)
+    _write_json(os.path.join(folder, SENTENCE_CONFIG_FILE),
+                {"max_seq_length": sentence_pooling.max_seq_length, "do_lower_case": False})

@@ -3,8 +3,11 @@
 `export_huggingface_checkpoint(model or model_dir, out)` writes what transformers'
 `AutoModelFor*.from_pretrained(out)` and `AutoTokenizer.from_pretrained(out)` read:
 `config.json` (`architectures`, `id2label` / `label2id`, `problem_type`), `model.safetensors`
-(PyTorch names and layouts), `vocab.txt` and `tokenizer_config.json` (the casing). The
-architecture follows the head:
+(PyTorch names and layouts), and the tokenizer files (`vocab.txt`, `tokenizer.json`,
+`tokenizer_config.json` with the casing: `tokenizer_files`). A checkpoint read from a
+sentence-transformers folder keeps its pooling, normalization and `max_seq_length`
+(`sentence_transformers.write_sentence_modules`), so `SentenceTransformer(out)` loads it as
+the model it was. The architecture follows the head:
 
   BertEncoder, SentenceEncoder                  BertModel
   BertPretrainer with NSP                       BertForPreTraining
@@ -31,7 +34,6 @@ Example:
 
 import json
 import os
-import shutil
 
 import keras
 import tensorflow as tf
@@ -40,13 +42,10 @@ from absl import logging
 from bert_tf.checkpoints import model_dir, weight_map
 from bert_tf.checkpoints.huggingface import safetensors_file
 from bert_tf.checkpoints.huggingface.architectures import CONFIG_FILE, EXPORT_ARCHITECTURES
+from bert_tf.checkpoints.huggingface.sentence_transformers import write_sentence_modules
+from bert_tf.checkpoints.huggingface.tokenizer_files import write_tokenizer_files
 from bert_tf.checkpoints.pretrained import Pretrained
-from bert_tf.checkpoints.tokenizer_json import (
-    TOKENIZER_CONFIG_FILE,
-    VOCAB_FILE,
-    FolderVocab,
-    write_vocab,
-)
+from bert_tf.checkpoints.tokenizer_json import VOCAB_FILE, FolderVocab, write_vocab
 from bert_tf.checkpoints.weight_map import Rule
 from bert_tf.errors import require_extra
 from bert_tf.models import (
@@ -83,7 +82,7 @@ def _model_vocab(preprocessor):
     return FolderVocab(tokens, None, preprocessor.lower_case), preprocessor.lower_case
 
 
-def _from_model(model):
+def from_model(model):
     """A `Pretrained` of an in-memory bert_tf model (its layers, not copies)."""
     if isinstance(model, BertEncoder):
         return Pretrained(None, None, model.config, model, "encoder", None, None)
@@ -184,6 +183,22 @@ def _hf_config(pretrained):
     return values
 
 
+def _write_tokenizer(pretrained, hf_dir, vocab_file):
+    """The vocab and, where the casing is known, the tokenizer files transformers reads."""
+    vocab = pretrained.vocab
+    vocab_file = vocab_file or (vocab.vocab_file if vocab is not None else None)
+    if vocab_file is not None and os.path.exists(vocab_file):
+        tokens = vocab_lib.load_vocab(vocab_file)
+    elif vocab is not None and vocab.tokens is not None:
+        tokens = vocab.tokens
+    else:
+        return
+    if pretrained.lower_case is None:
+        write_vocab(tokens, os.path.join(hf_dir, VOCAB_FILE))
+    else:
+        write_tokenizer_files(hf_dir, tokens, pretrained.lower_case, pretrained.max_seq_length)
+
+
 def write(pretrained, hf_dir, vocab_file=None):
     """Writes a `Pretrained` as a Hugging Face folder of its head's architecture (module
     docstring); the `Format.write` of `huggingface`.
@@ -206,17 +221,9 @@ def write(pretrained, hf_dir, vocab_file=None):
     with open(os.path.join(hf_dir, CONFIG_FILE), "w", encoding="utf-8") as f:
         json.dump(_hf_config(pretrained), f, indent=2, sort_keys=True)
         f.write("\n")
-    vocab = pretrained.vocab
-    vocab_file = vocab_file or (vocab.vocab_file if vocab is not None else None)
-    if vocab_file is not None and os.path.exists(vocab_file):
-        shutil.copyfile(vocab_file, os.path.join(hf_dir, VOCAB_FILE))
-    elif vocab is not None and vocab.tokens is not None:
-        write_vocab(vocab.tokens, os.path.join(hf_dir, VOCAB_FILE))
-    if pretrained.lower_case is not None:
-        with open(os.path.join(hf_dir, TOKENIZER_CONFIG_FILE), "w", encoding="utf-8") as f:
-            json.dump({"tokenizer_class": "BertTokenizer", "do_lower_case": pretrained.lower_case,
-                       "strip_accents": None}, f, indent=2)
-            f.write("\n")
+    _write_tokenizer(pretrained, hf_dir, vocab_file)
+    if pretrained.sentence_pooling is not None:
+        write_sentence_modules(hf_dir, pretrained.sentence_pooling, pretrained.config.hidden_size)
     logging.info("Wrote %s (%s, %d tensors).", path, export_architecture(pretrained),
                  len(tensors))
     return path
@@ -238,7 +245,7 @@ def export_huggingface_checkpoint(model_dir_or_model, hf_dir, vocab_file=None):
     if isinstance(model_dir_or_model, (str, os.PathLike)):
         pretrained = model_dir.read(os.fspath(model_dir_or_model))
     elif isinstance(model_dir_or_model, keras.Model):
-        pretrained = _from_model(model_dir_or_model)
+        pretrained = from_model(model_dir_or_model)
     else:
         raise TypeError(_TYPE_ERROR + f" received {type(model_dir_or_model).__name__}.")
     return write(pretrained, hf_dir, vocab_file)

@@ -3,7 +3,9 @@
 `write(pretrained, output_dir)` writes what `keras_hub.models.BertBackbone.from_preset` and
 the task's `from_preset` load: `config.json` (`BertBackbone`), `metadata.json`,
 `model.weights.h5`, `tokenizer.json` + `assets/tokenizer/vocabulary.txt`, and for a head
-keras-hub has, `task.json` + `task.weights.h5` + `preprocessor.json`:
+keras-hub has, `task.json` + `task.weights.h5` + `preprocessor.json` (a backbone with a
+recorded `max_seq_length` gets a `preprocessor.json` of that `sequence_length`; a
+sentence-transformers pooling has no place in a preset and is named in a warning):
 
   encoder                      backbone only
   classifier                   BertTextClassifier (num_classes, dropout)
@@ -175,5 +177,15 @@ def write(pretrained, output_dir):
         _write_json(os.path.join(output_dir, preset_lib.TASK_FILE),
                     _serialized(task, _TASK_MODULES[task], task_config))
         _write_json(os.path.join(output_dir, preset_lib.PREPROCESSOR_FILE), preprocessor)
+    elif pretrained.max_seq_length is not None:
+        # A backbone keeps the length it was trained with (a sentence-transformers folder's
+        # max_seq_length) in the preprocessor keras-hub builds beside it.
+        _write_json(os.path.join(output_dir, preset_lib.PREPROCESSOR_FILE), _preprocessor(
+            preset_lib.CLASSIFIER, lower_case, pretrained.max_seq_length))
+    if pretrained.sentence_pooling is not None:
+        logging.warning("A keras-hub preset holds no sentence pooling: %s's %s pooling%s is not "
+                        "written; pass it to SentenceEncoder.from_pretrained(preset, pooling=..., "
+                        "normalize=...).", pretrained.path, pretrained.sentence_pooling.pooling,
+                        " and normalization" if pretrained.sentence_pooling.normalize else "")
     logging.info("Wrote keras-hub preset %s (%s).", output_dir, task or preset_lib.BACKBONE)
 

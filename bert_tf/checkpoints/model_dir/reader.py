@@ -18,6 +18,7 @@ import keras
 import tensorflow as tf
 
 from bert_tf.checkpoints import weight_map
+from bert_tf.checkpoints.huggingface.sentence_transformers import SentencePooling
 from bert_tf.checkpoints.model_dir.layout import (
     CONFIG_NAME,
     HEAD_BIAS,
@@ -36,6 +37,10 @@ from bert_tf.checkpoints.pretrained import Pretrained
 from bert_tf.checkpoints.tokenizer_json import FolderVocab
 from bert_tf.errors import CheckpointError, checkpoint_read_error
 from bert_tf.tokenization import vocab as vocab_lib
+
+
+# The `SentenceEncoder` poolings `model_info.json`'s `sentence_pooling` may name.
+SENTENCE_POOLINGS = ("cls", "cls_token", "mean", "max")
 
 
 def check_finite(variables, where):
@@ -86,6 +91,21 @@ def _label_names(info):
     return names
 
 
+def _sentence_pooling(info, folder):
+    """The `SentencePooling` `model_info.json` records (a sentence-transformers folder or a
+    `SentenceEncoder` saved here), or None."""
+    value = info.get("sentence_pooling")
+    if value is None:
+        return None
+    if not (isinstance(value, dict) and value.get("pooling") in SENTENCE_POOLINGS
+            and isinstance(value.get("normalize"), bool)):
+        raise CheckpointError(
+            f"{os.path.join(folder, MODEL_INFO_NAME)}: `sentence_pooling` must be "
+            f"{{\"pooling\": one of {', '.join(SENTENCE_POOLINGS)}, \"normalize\": true or "
+            f"false}}; got {value!r}.")
+    return SentencePooling(value["pooling"], value["normalize"], info.get("max_seq_length"))
+
+
 def _vocab(folder, info, do_lower_case):
     """`(FolderVocab or None, lower_case)`: a directory without `vocab.txt` still gives its
     encoder (`BertEncoder.from_pretrained`); only tokenizing needs the vocab."""
@@ -130,4 +150,5 @@ def read(path, do_lower_case=None):
         label_names=_label_names(info) if head in ("classifier", "token_classifier") else None,
         problem_type=info.get("problem_type") if head == "classifier" else None,
         has_pooler=True, max_seq_length=info.get("max_seq_length"),
-        architecture=info.get("huggingface_architecture"), model_info=info)
+        architecture=info.get("huggingface_architecture"),
+        sentence_pooling=_sentence_pooling(info, folder), model_info=info)
