@@ -48,6 +48,7 @@ _HOMES = {
     "OpAuditError": "bert_tf.export",
     "audit_saved_model": "bert_tf.export",
     "export_saved_model": "bert_tf.export",
+    "export_onnx": "bert_tf.export",
 }
 
 __all__ = sorted(_HOMES) + ["__version__"]
