@@ -17,6 +17,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PACKAGE = os.path.join(ROOT, "bert_tf")
 MAX_WORKSPACE_LINES = 300
 MAX_README_LINES = 200
+MAX_DESIGN_LINES = 800
 
 # Guides whose backticked paths must exist (the README, WORKSPACE.md and every docs/*.md page);
 # dated logs (docs/lab/) and the changelog name files as they were, so only their links are
@@ -112,6 +113,13 @@ def test_workspace_is_a_short_guide():
     assert lines <= MAX_WORKSPACE_LINES, (
         f"WORKSPACE.md has {lines} lines (at most {MAX_WORKSPACE_LINES}): move decisions to "
         "docs/design.md and measurements to a dated docs/lab/ file")
+
+
+def test_design_is_a_reference_not_a_history():
+    lines = _read("docs/design.md").count("\n")
+    assert lines <= MAX_DESIGN_LINES, (
+        f"docs/design.md has {lines} lines (at most {MAX_DESIGN_LINES}): state each decision as "
+        "the code makes it now, with its figure; the story of a measurement goes in docs/lab/")
 
 
 def test_readme_is_short():
