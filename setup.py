@@ -40,7 +40,7 @@ setuptools.setup(
         # `make test` on two workers (the suite is mostly one-core subprocess start-ups); ruff is
         # the linter `make check` and `make test` run first (pyproject.toml configures it).
         "test": ["pytest", "pytest-xdist", "ruff", "safetensors", "apache-beam",
-                 "tensorflow-datasets", *_DASK, *_ONNX],
+                 "tensorflow-datasets", "pyarrow", *_DASK, *_ONNX],
         "hf": ["safetensors"],
         # GLUE/SQuAD read from a prepared TFDS directory; the demo and the TSV/JSON paths do not
         # need it, and it pulls pyarrow, array_record and more into every install.
@@ -54,5 +54,7 @@ setuptools.setup(
         "bench": ["tokenizers", "keras-hub", "openvino"],
         # The ONNX export (bert_tf/export/onnx_export.py, tools/export_onnx.py).
         "onnx": _ONNX,
+        # run_sentence_embeddings reads pairs from .parquet files too.
+        "parquet": ["pyarrow"],
     },
 )

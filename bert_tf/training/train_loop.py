@@ -178,10 +178,12 @@ class Trainer:
       optimizer: a Keras optimizer created under the scope.
       gradient_accumulation_steps: micro-batches per update.
       jit_compile: XLA-compile the replica step (single-device strategies only on CPU).
+      step_class: the replica step, `ReplicaTrainStep` or a subclass with its own
+        `_gradients` (a contrastive loss's step embeds and gathers texts itself).
     """
 
     def __init__(self, strategy, model, loss_fn, optimizer, gradient_accumulation_steps=1,
-                 jit_compile=False):
+                 jit_compile=False, step_class=ReplicaTrainStep):
         if jit_compile and strategy.num_replicas_in_sync > 1 and not tf.config.list_logical_devices("GPU"):
             raise ValueError("jit_compile (XLA) inside strategy.run over several CPU devices is "
                              "not supported by TensorFlow; use one_device or drop --enable_xla.")
@@ -190,7 +192,7 @@ class Trainer:
         with strategy.scope():
             optimizer.build(model.trainable_variables)
             self.step = tf.Variable(0, dtype=tf.int64, trainable=False, name="global_step")
-        step = ReplicaTrainStep(model, loss_fn, optimizer, gradient_accumulation_steps)
+        step = step_class(model, loss_fn, optimizer, gradient_accumulation_steps)
         self._replica_train = tf.function(step, jit_compile=True) if jit_compile else step
         self._replica_eval = replica_eval_step(model, loss_fn)
         # The loop calls one traced step function twice (first step, loop body): one trace.

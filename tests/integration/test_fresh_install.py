@@ -32,6 +32,7 @@ HELP_FLAGS = {
     "tools/prepare_corpus.py": ("input_file", "heldout_every"),
     "tools/prepare_text_folders.py": ("input_dir", "dev_fraction"),
     "run_pretraining": ("train_batch_size", "num_train_steps"),
+    "run_sentence_embeddings": ("init_checkpoint", "train_file", "loss", "matryoshka_dims"),
     "run_classifier": (*FINETUNING_FLAGS, "task_name", "text_a_column", "metrics"),
     "run_squad": (*FINETUNING_FLAGS, "doc_stride", "version_2_with_negative"),
     "run_ner": (*FINETUNING_FLAGS, "label_column", "dev_fraction"),
