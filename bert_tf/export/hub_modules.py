@@ -100,6 +100,8 @@ class PreprocessorModule(tf.Module):
         """`keras.layers.TFSMLayer`'s default endpoint: strings → encoder inputs."""
         return self._preprocessor(strings)
 
+    serving_default = serve  # for `call_endpoint="serving_default"` (HubEncoderModule's note)
+
     def _pack(self, segments, seq_length=None):
         return self._preprocessor.bert_pack_inputs(list(segments), seq_length=seq_length)
 
@@ -243,6 +245,10 @@ class HubEncoderModule(tf.Module):
         flat = {f"encoder_outputs_{i}": layer
                 for i, layer in enumerate(outputs.pop("encoder_outputs"))}
         return dict(outputs, **flat)
+
+    # `TFSMLayer(path, call_endpoint="serving_default")` finds this attribute before the
+    # signature of that name, which takes keywords only (a layer passes its inputs by position).
+    serving_default = serve
 
     def signatures(self):
         def serving_default(**inputs):

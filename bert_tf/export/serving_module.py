@@ -142,10 +142,27 @@ class BertServingModule(tf.Module):
                     **self.text_specs()),
                 "serve_tokenized": tokenized,
             }
+            self._positional_text_call(serving_default, trace)
         # Tracked as plain tf.Variables, so TF1-style loaders (TF Serving's C++ loader,
         # `saved_model_cli run`) restore exactly what the functions read.
         self.serving_variables = captured_variables(signatures.values())
         return signatures
+
+    def _positional_text_call(self, serving_default, trace):
+        """`serving_default` on one positional argument, as `serve`, `serving_default` and
+        `__call__`: a reloaded export is then called as tensorflow.org's tutorials call one,
+        `reloaded(tf.constant(texts))`, and `keras.layers.TFSMLayer` runs it by either
+        endpoint name (a signature takes keywords only). The argument is the `[B]` strings,
+        or a tuple `(text_a, text_b)` for pair inputs."""
+        names = list(self.text_specs())
+        specs = [tf.TensorSpec(spec.shape, spec.dtype) for spec in self.text_specs().values()]
+
+        def serve(texts):
+            return serving_default(**dict(zip(names, tf.nest.flatten(texts))))
+
+        serve = trace(serve, input_signature=[specs[0] if len(specs) == 1 else tuple(specs)])
+        serve.get_concrete_function()
+        self.serve = self.serving_default = self.__call__ = serve
 
 
 class EncoderServing(BertServingModule):

@@ -67,3 +67,18 @@ def test_tfsm_layers_chain_preprocessor_and_encoder(hub_exports):
                                reference(inputs)["sequence_output"].numpy(), atol=1e-5)
     assert sorted(outputs) == ["encoder_outputs_0", "encoder_outputs_1", "pooled_output",
                                "sequence_output"]
+
+
+def test_tfsm_layers_in_the_tutorials_arrangement_make_a_keras_model(hub_exports):
+    """tensorflow.org's "Classify text with BERT", `TFSMLayer` where it has `hub.KerasLayer`."""
+    model_dir, paths = hub_exports
+    text_input = keras.Input(shape=(), dtype="string", name="text")
+    preprocessing_layer = keras.layers.TFSMLayer(paths["preprocessor"],
+                                                 call_endpoint="serving_default")
+    encoder = keras.layers.TFSMLayer(paths["hub_encoder"], call_endpoint="serving_default")
+    outputs = encoder(preprocessing_layer(text_input))
+    model = keras.Model(text_input, outputs["pooled_output"])
+    reference = restore_model(model_dir, "encoder").encoder
+    inputs = BertPreprocessor(CASED_VOCAB, lower_case=False, seq_length=TINY_SEQ_LENGTH)(TEXTS)
+    np.testing.assert_allclose(model.predict(TEXTS, verbose=0),
+                               reference(inputs)["pooled_output"].numpy(), atol=1e-5)

@@ -129,3 +129,25 @@ def test_signatures_trace_the_model_once(tmp_path, head):
     module.tokenized_outputs = lambda inputs: traced.append(1) or tokenized_outputs(inputs)
     signatures = module.signatures()
     assert sorted(signatures) == ["serve_tokenized", "serving_default"] and len(traced) == 1
+
+
+@pytest.mark.parametrize("head, texts", [
+    ("token_classifier", tf.constant([b"Arsenal beat Chelsea", b"x"])),
+    ("multiple_choice", (tf.constant([b"The match ended"]), tf.constant([[b"in a draw.", b"x"]]))),
+])
+def test_an_export_is_called_as_the_tutorials_call_one_and_by_tfsm_layer(tiny_head_export,
+                                                                         head, texts):
+    """`reloaded(tf.constant(texts))` (tensorflow.org's tutorials) and `keras.layers.TFSMLayer`
+    by either endpoint give `serving_default`'s outputs."""
+    import keras
+
+    _, path = tiny_head_export(head)
+    reloaded = tf.saved_model.load(path)
+    names = ("text",) if head == "token_classifier" else ("text_a", "text_b")
+    expected = reloaded.signatures["serving_default"](**dict(zip(names, tf.nest.flatten(texts))))
+    for call in (reloaded, keras.layers.TFSMLayer(path),
+                 keras.layers.TFSMLayer(path, call_endpoint="serving_default")):
+        got = call(texts)
+        assert sorted(got) == sorted(expected)
+        for name in expected:
+            np.testing.assert_array_equal(got[name].numpy(), expected[name].numpy())

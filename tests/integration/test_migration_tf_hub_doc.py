@@ -67,6 +67,8 @@ def test_bert_tf_blocks_run_in_order(tmp_path, monkeypatch):
     assert 0.0 <= namespace["accuracy"] <= 1.0
     served = namespace["serving_results"]
     np.testing.assert_allclose(served["logits"].numpy(), logits, atol=1e-5, rtol=0)
+    np.testing.assert_array_equal(namespace["reloaded_results"]["logits"], served["logits"])
+    assert namespace["pooled"].shape[0] == 2 and np.isfinite(namespace["pooled"]).all()
     assert set(served["label"].numpy().astype(str)) <= {"negative", "positive"}
     assert os.path.basename(namespace["path"]) == "1"
 
