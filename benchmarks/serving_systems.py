@@ -9,6 +9,13 @@ PyTorch venv (`.venv-ref`, no TensorFlow) as well as in bert_tf's:
 - "bert_tf bfloat16": that export with `--dtype=bfloat16`;
 - "bert_tf tflite", "bert_tf tflite int8": `tools/export_tflite.py --head=encoder`, float32
   and dynamic-range int8, in Python's TFLite interpreter on the same threads;
+- "bert_tf onnx", "bert_tf onnx int8": `tools/export_onnx.py --head=encoder --text_input`
+  (and `--quantize=int8`) under ONNX Runtime on the same threads: the tokenizer op and the
+  fused encoder in one graph, strings in;
+- "bert_tf onnx sentence": `tools/export_onnx.py --text_input` of the sentence-transformers
+  folder (`--hf_dir`): strings in, its pooling and Normalize inside, one `session.run`; its
+  peer "onnxruntime sentence" is the optimized graph below with the fast tokenizer before it
+  and mean pooling and normalization in numpy after it, as users serve embeddings;
 - "bert_tf padded": the same Keras encoder and preprocessor with `packed_inference=False`
   (every token of the request's longest computed), for the gain in one table;
 - "keras_hub": keras-hub's `BertTextClassifierPreprocessor` (fixed `seq_length`, its only
@@ -27,11 +34,12 @@ accuracy `benchmarks/serving_tflite.py` scores beside the TFLite int8 one.
 import os
 import sys
 
+BERT_TF_ONNX = ("bert_tf onnx", "bert_tf onnx int8", "bert_tf onnx sentence")
 SYSTEMS = ("bert_tf", "bert_tf bfloat16", "bert_tf padded", "bert_tf tflite",
-           "bert_tf tflite int8", "keras_hub", "hf_torch", "onnxruntime", "onnxruntime optimized",
-           "onnxruntime int8")
+           "bert_tf tflite int8", *BERT_TF_ONNX, "keras_hub", "hf_torch", "onnxruntime",
+           "onnxruntime optimized", "onnxruntime int8", "onnxruntime sentence")
 TF_SYSTEMS = ("bert_tf", "bert_tf bfloat16", "bert_tf padded", "bert_tf tflite",
-              "bert_tf tflite int8", "keras_hub")
+              "bert_tf tflite int8", *BERT_TF_ONNX, "keras_hub")
 ONNX_INPUTS = ("input_ids", "attention_mask", "token_type_ids")
 # Per head of `onnx_graph`: the transformers class that loads the Hugging Face folder, the
 # output the graph returns, and that output's dynamic axes.
@@ -51,6 +59,8 @@ def build_system(name, model_dir, hf_dir, seq_length, work_dir, threads):
 
         tf.config.threading.set_intra_op_parallelism_threads(threads)
         tf.config.threading.set_inter_op_parallelism_threads(threads)
+        if name in BERT_TF_ONNX:
+            return _bert_tf_onnx(name, model_dir, hf_dir, seq_length, work_dir, threads)
         if name.startswith("bert_tf tflite"):
             return _bert_tf_tflite(model_dir, seq_length, work_dir, threads,
                                    "dynamic_int8" if name.endswith("int8") else "none")
@@ -59,6 +69,8 @@ def build_system(name, model_dir, hf_dir, seq_length, work_dir, threads):
         return builder(model_dir, seq_length, work_dir)
     if name == "hf_torch":
         return _hf_torch(hf_dir, seq_length, threads)
+    if name == "onnxruntime sentence":
+        return _onnxruntime_sentence(hf_dir, seq_length, work_dir, threads)
     if name.startswith("onnxruntime"):
         stage = name.removeprefix("onnxruntime").strip() or "exported"
         run = onnxruntime_runner(onnx_graph(hf_dir, work_dir, stage), hf_dir, seq_length,
@@ -93,6 +105,26 @@ def _bert_tf_tflite(model_dir, seq_length, work_dir, threads, quantization):
                       seq_length=seq_length)
     runner = tflite_interpreter(model_path=path, num_threads=threads).get_signature_runner()
     return lambda texts: runner(text=np.array(texts, dtype=object))["pooled_output"]
+
+
+def _bert_tf_onnx(name, model_dir, hf_dir, seq_length, work_dir, threads):
+    import numpy as np
+    import onnxruntime_extensions
+
+    from bert_tf.export.onnx_export import export_onnx
+
+    sentence = name.endswith("sentence")
+    folder = os.path.join(work_dir, name.replace(" ", "_"))
+    if not os.path.exists(os.path.join(folder, "model.onnx")):
+        export_onnx(hf_dir if sentence else model_dir, folder,
+                    head="sentence_encoder" if sentence else "encoder", text_input=True,
+                    quantize="int8" if name.endswith("int8") else "none",
+                    seq_length=seq_length)
+    options = _ort_options(threads)
+    options.register_custom_ops_library(onnxruntime_extensions.get_library_path())
+    session = _ort_session(os.path.join(folder, "model.onnx"), options)
+    output = ["embedding" if sentence else "pooled_output"]
+    return lambda texts: session.run(output, {"text": np.array(texts, dtype=object)})[0]
 
 
 def _bert_tf_padded(model_dir, seq_length, work_dir):
@@ -172,23 +204,50 @@ def _hf_torch(hf_dir, seq_length, threads):
     return serve
 
 
-def onnxruntime_runner(path, hf_dir, seq_length, threads):
-    """`run(texts)`: the first output of the ONNX graph at `path` under ONNX Runtime on
-    `threads` threads, the texts tokenized by `hf_dir`'s fast tokenizer (padded to the longest,
-    truncated at `seq_length`)."""
+def _ort_options(threads):
     import onnxruntime
 
     options = onnxruntime.SessionOptions()
     options.intra_op_num_threads = threads
     options.inter_op_num_threads = 1
-    session = onnxruntime.InferenceSession(path, options, providers=["CPUExecutionProvider"])
+    return options
+
+
+def _ort_session(path, options):
+    import onnxruntime
+
+    return onnxruntime.InferenceSession(path, options, providers=["CPUExecutionProvider"])
+
+
+def onnxruntime_runner(path, hf_dir, seq_length, threads, with_mask=False):
+    """`run(texts)`: the first output of the ONNX graph at `path` under ONNX Runtime on
+    `threads` threads, the texts tokenized by `hf_dir`'s fast tokenizer (padded to the longest,
+    truncated at `seq_length`); `with_mask`: `(output, attention_mask)`."""
+    session = _ort_session(path, _ort_options(threads))
     tokenize = _hf_tokenizer(hf_dir, seq_length)
 
     def run(texts):
         inputs = tokenize(texts, "np")
         feed = {name: inputs[name].astype("int64") for name in ONNX_INPUTS}
-        return session.run(None, feed)[0]
+        output = session.run(None, feed)[0]
+        return (output, feed["attention_mask"]) if with_mask else output
     return run
+
+
+def _onnxruntime_sentence(hf_dir, seq_length, work_dir, threads):
+    """Embeddings as users serve them from ONNX Runtime: the optimized graph's last hidden
+    state, then masked mean pooling and L2 normalization in numpy."""
+    import numpy as np
+
+    run = onnxruntime_runner(onnx_graph(hf_dir, work_dir, "optimized"), hf_dir, seq_length,
+                             threads, with_mask=True)
+
+    def serve(texts):
+        hidden, mask = run(texts)
+        mask = mask[..., None].astype(np.float32)
+        pooled = (hidden * mask).sum(1) / np.maximum(mask.sum(1), 1e-9)
+        return pooled / np.maximum(np.linalg.norm(pooled, axis=-1, keepdims=True), 1e-12)
+    return serve
 
 
 def onnx_graph(hf_dir, work_dir, stage, head="encoder"):

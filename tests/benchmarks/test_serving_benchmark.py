@@ -36,6 +36,9 @@ def test_serving_benchmark_serves_lines_in_order_on_every_system(tiny_model_dir,
     assert packed["lines_per_s"] > 0 and padded["lines_per_s"] > 0
     assert packed["real_share_of_computed"] == 1.0 > padded["real_share_of_computed"]
     assert by_system[("bert_tf", 1)]["p50_ms"] > 0
+    # The ONNX export, strings in: the encoder (tiny) and MiniLM's sentence embeddings.
+    assert by_system[("bert_tf onnx", 3)]["lines_per_s"] > 0
+    assert by_system[("bert_tf onnx sentence", 1)]["p50_ms"] > 0
     # Peers without their packages are reported, not fatal.
     assert "error" in by_system[("hf_torch", None)]
 
