@@ -80,6 +80,7 @@ class OnnxSource:
       tokens: the WordPiece vocabulary, or None (no text input possible).
       lower_case: the tokenizer's casing.
       max_seq_length: the length the model was trained with, or None.
+      text_pair: the model takes text pairs (a pair `TextClassifier`).
     """
 
     where: str
@@ -91,6 +92,7 @@ class OnnxSource:
     tokens: list = None
     lower_case: bool = True
     max_seq_length: int = None
+    text_pair: bool = False
 
 
 @dataclasses.dataclass
@@ -197,7 +199,8 @@ def source_of_model(model):
                           "BertTokenClassifier, BertSpanLabeler or a raw-text task model.")
     label_names = getattr(model, "label_names", None)
     return OnnxSource(where, model.encoder, held, dense=_dense(model.head),
-                      label_names=None if label_names is None else list(label_names), **text)
+                      label_names=None if label_names is None else list(label_names),
+                      text_pair=bool(getattr(model, "text_pair", False)), **text)
 
 
 def resolve_head(source, head):
@@ -292,6 +295,11 @@ def export_onnx(model, output_dir, head="auto", text_input=False, quantize="none
         if source.tokens is None:
             raise ExportError(f"--text_input: {source.where} has no vocabulary; export with "
                               "ids in (no --text_input).")
+        if source.text_pair:
+            # The op tokenizes a pair without truncating it: rows past seq_length.
+            raise ExportError(f"--text_input: {source.where} takes text pairs, which "
+                              "onnxruntime-extensions' BertTokenizer op does not truncate; "
+                              "export with ids in (no --text_input).")
         onnx_text.check_vocab(source.tokens, source.where)
         max_length = source.encoder.config.max_position_embeddings
         seq_length = seq_length or source.max_seq_length or min(128, max_length)

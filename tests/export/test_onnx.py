@@ -144,6 +144,9 @@ def test_bad_input_is_refused_and_nothing_is_written(model_dirs, tmp_path):
         export_onnx(model_dirs["classifier"], out)
     assert os.path.getmtime(first.path) == before and sorted(os.listdir(out)) == [
         "export_metadata.json", "model.onnx"]
+    pairs = TextClassifier.from_pretrained(model_dirs["classifier"], text_pair=True)
+    with pytest.raises(ExportError, match="TextClassifier takes text pairs"):
+        export_onnx(pairs, str(tmp_path / "pairs"), text_input=True)
 
 
 @pytest.mark.parametrize("head", TASK_HEADS)
