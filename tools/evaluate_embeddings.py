@@ -17,10 +17,9 @@ keeps every metric as JSON. docs/embeddings.md has the whole recipe.
 
 import json
 
-from bert_tf import cli  # First: quiets TensorFlow's C++ start-up logging.
-
 from absl import flags  # noqa: E402
 
+from bert_tf import cli  # First: quiets TensorFlow's C++ start-up logging.
 from bert_tf.errors import UserError  # noqa: E402
 from bert_tf.evaluation import RetrievalEvaluator, STSEvaluator  # noqa: E402
 from bert_tf.evaluation.data_files import read_retrieval_files, read_sts_file  # noqa: E402

@@ -16,10 +16,9 @@ near-duplicates (likely unlabelled positives). Each negative makes one row of --
 side are skipped and counted, as are pairs left without a negative. docs/embeddings.md.
 """
 
-from bert_tf import cli  # First: quiets TensorFlow's C++ start-up logging.
-
 from absl import flags  # noqa: E402
 
+from bert_tf import cli  # First: quiets TensorFlow's C++ start-up logging.
 from bert_tf.corpus_inference import hard_negatives  # noqa: E402
 from bert_tf.corpus_inference.predictor import PredictSettings  # noqa: E402
 from bert_tf.errors import UserError  # noqa: E402

@@ -21,10 +21,9 @@ docs/corpus_inference.md). Needs `pip install 'bert_tf[beam]'`.
 
 import sys
 
-from bert_tf import cli  # First: quiets TensorFlow's C++ start-up logging.
-
 from absl import flags  # noqa: E402
 
+from bert_tf import cli  # First: quiets TensorFlow's C++ start-up logging.
 from bert_tf.corpus_inference import readers  # noqa: E402
 from bert_tf.corpus_inference.predictor import PredictSettings  # noqa: E402
 from bert_tf.corpus_inference.writers import FORMATS  # noqa: E402

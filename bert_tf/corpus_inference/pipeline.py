@@ -7,9 +7,10 @@
 
 The reshuffle spreads one big file's lines over every worker (reading is cheap, inference is
 not) on the runners that reshuffle; the DaskRunner does not (a no-op there), so on Dask the
-files bound the parallelism: one bag partition per file (`beam_runner.dask_partitions`). Counts travel as data as well as Beam metrics (namespace `bert_tf.predict`), because
-the DaskRunner has no metrics; and every step leads into the last one, the only one the
-DaskRunner computes (`beam_runner`).
+files bound the parallelism: one bag partition per file (`beam_runner.dask_partitions`). Counts
+travel as data as well as Beam metrics (namespace `bert_tf.predict`), because the DaskRunner has no
+metrics; and every step leads into the last one, the only one the DaskRunner computes
+(`beam_runner`).
 """
 
 import collections
@@ -92,15 +93,23 @@ def build(pipeline, files, names, settings, reader, output_dir, num_shards, outp
     elements = (pipeline
                 | "Files" >> beam.Create(list(enumerate(zip(files, names))))
                 | "ReadLines" >> beam.ParDo(_ReadLines(reader)))
-    written = (elements
-               | "Lines" >> beam.Filter(_is_line)
-               | "Spread" >> beam.Reshuffle()
-               | "Predict" >> RunInference(
-                   model_handler.TaskModelHandler(settings, progress_folder=output_dir))
-               | "KeyByShard" >> beam.Map(_shard_of, num_shards)
-               | "GroupByShard" >> beam.GroupByKey()
-               | "Write" >> beam.Map(_write, output_dir, num_shards, output_format,
-                                    f"{'windowed' if settings.long_lines == 'windows' else 'truncated'}_lines"))
+    written = (
+        elements
+        | "Lines" >> beam.Filter(_is_line)
+        | "Spread" >> beam.Reshuffle()
+        | "Predict"
+        >> RunInference(model_handler.TaskModelHandler(settings, progress_folder=output_dir))
+        | "KeyByShard" >> beam.Map(_shard_of, num_shards)
+        | "GroupByShard" >> beam.GroupByKey()
+        | "Write"
+        >> beam.Map(
+            _write,
+            output_dir,
+            num_shards,
+            output_format,
+            f"{'windowed' if settings.long_lines == 'windows' else 'truncated'}_lines",
+        )
+    )
     # Applied last: the DaskRunner computes the last step only, and all the others lead into it.
     _ = ((elements | "ReadCounts" >> beam.Filter(_is_counts), written)
          | "AllCounts" >> beam.Flatten()

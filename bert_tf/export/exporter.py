@@ -191,6 +191,7 @@ def export_saved_model(model_dir, export_dir, head, seq_length=None, version=Non
     finally:
         if tf.io.gfile.exists(staging):
             shutil.rmtree(staging, ignore_errors=True)
-    logging.info("Exported %s (--head=%s, --dtype=%s: %s, %d op types, op audit passed for TF Serving %s) to %s.",
-                 model_dir, head, dtype, dtype_reason, len(ops), tf_serving_version, export_path)
+    logging.info("Exported %s (--head=%s, --dtype=%s: %s, %d op types, op audit passed for TF "
+                 "Serving %s) to %s.", model_dir, head, dtype, dtype_reason, len(ops),
+                 tf_serving_version, export_path)
     return export_path

@@ -59,7 +59,8 @@ TFLITE_QUANTIZATIONS = ("none", "dynamic_int8")
 
 @dataclasses.dataclass
 class TfliteExportOptions:
-    """Which model directory and head to write as a raw-text `.tflite` model (tools/export_tflite.py)."""
+    """Which model directory and head to write as a raw-text `.tflite` model
+    (tools/export_tflite.py)."""
 
     model_dir: str = option(
         None, "Model directory (bert_config.json, vocab.txt, checkpoint; model_info.json with "

@@ -122,13 +122,15 @@ def _check_inputs(fn):
 def _packed_rows(options, train_dataset, eval_dataset):
     """Whether the records hold rows of several sequences (`--max_sequences_per_pack`), checked
     against the options that cannot take them."""
-    packed = {flag: POSITION_IDS in dataset.element_spec for flag, dataset in
-              (("input_file", train_dataset), ("eval_input_file", eval_dataset)) if dataset is not None}
+    packed = {flag: POSITION_IDS in dataset.element_spec
+              for flag, dataset in (("input_file", train_dataset),
+                                    ("eval_input_file", eval_dataset)) if dataset is not None}
     if len(set(packed.values())) > 1:
-        kind = lambda flag: "rows of several sequences" if packed[flag] else "one sequence per record"  # noqa: E731
-        raise PretrainingInputError(
-            f"--eval_input_file holds {kind('eval_input_file')} but --input_file {kind('input_file')}: "
-            "make both with the same --max_sequences_per_pack (1 or more).")
+        kind = lambda flag: (  # noqa: E731
+            "rows of several sequences" if packed[flag] else "one sequence per record")
+        raise PretrainingInputError(f"--eval_input_file holds {kind('eval_input_file')} but "
+                                    f"--input_file {kind('input_file')}: make both with the same "
+                                    "--max_sequences_per_pack (1 or more).")
     if not any(packed.values()):
         return False
     if options.packed_training == "true":
@@ -182,22 +184,26 @@ def _check_init_checkpoint(options, config):
             raise PretrainingInputError(f"--init_checkpoint: {error}") from None
         differ = [f"{key}={getattr(saved, key)!r} there, {getattr(config, key)!r} here"
                   for key in (field.name for field in dataclasses.fields(BertConfig))
-                  if key not in _WARM_START_FREE_KEYS and getattr(saved, key) != getattr(config, key)]
+                  if key not in _WARM_START_FREE_KEYS and getattr(saved, key) != getattr(config,
+                                                                                         key)]
         if differ:
-            raise PretrainingInputError(
-                f"{where}: its {CONFIG_NAME} differs from --bert_config_file={options.bert_config_file} "
-                f"({'; '.join(differ)}); continue that model with --bert_config_file={saved_config}.")
+            raise PretrainingInputError(f"{where}: its {CONFIG_NAME} differs from "
+                                        f"--bert_config_file={options.bert_config_file} "
+                                        f"({'; '.join(differ)}); continue that model with "
+                                        f"--bert_config_file={saved_config}.")
     saved_vocab = os.path.join(folder, VOCAB_NAME)
     if options.vocab_file and tf.io.gfile.exists(saved_vocab):
         theirs, ours = load_vocab(saved_vocab), load_vocab(options.vocab_file)
         if theirs != ours:
-            line = next((i for i, (a, b) in enumerate(zip(theirs, ours)) if a != b), min(len(theirs), len(ours)))
+            line = next((i for i, (a, b) in enumerate(zip(theirs, ours)) if a != b),
+                        min(len(theirs), len(ours)))
             raise PretrainingInputError(
                 f"{where}: --vocab_file={options.vocab_file} is not its {VOCAB_NAME} ({len(ours)} "
                 f"tokens vs {len(theirs)}, first difference at line {line + 1}); its embeddings "
                 f"belong to that vocab: pass --vocab_file={saved_vocab}.")
     saved_case = read_model_info(folder).get("do_lower_case") if tf.io.gfile.isdir(folder) else None
-    if options.input_format == "text" and saved_case is not None and saved_case != options.do_lower_case:
+    other_case = saved_case is not None and saved_case != options.do_lower_case
+    if options.input_format == "text" and other_case:
         raise PretrainingInputError(
             f"{where}: it was trained {'uncased' if saved_case else 'cased'} "
             f"({os.path.join(folder, MODEL_INFO_NAME)}); pass --do_lower_case={saved_case}.")

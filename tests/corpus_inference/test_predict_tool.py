@@ -46,7 +46,8 @@ def test_classifier_on_text_files_writes_parquet_shards_equal_to_predict(classif
     assert result.stdout.splitlines()[-1] == f"wrote 5 results in 2 parquet shard(s) to {output}"
     assert re.search(r"^predicted 5/\d+ lines, [\d.]+ lines/s, ETA \d+ s$", result.stderr, re.M)
     assert "1 truncated, 0 read as windows; skipped 1 empty and 0 undecodable" in result.stdout
-    assert sorted(os.listdir(output)) == ["part-00000-of-00002.parquet", "part-00001-of-00002.parquet"]
+    assert sorted(os.listdir(output)) == ["part-00000-of-00002.parquet",
+                                          "part-00001-of-00002.parquet"]
     results = read_results(output)
     assert sorted(results) == sorted(texts)
     logits = TextClassifier.from_pretrained(classifier_dir, max_seq_length=16).predict(
@@ -84,7 +85,8 @@ def test_encoder_on_parquet_writes_fixed_size_embeddings(tiny_model_dir, tmp_pat
     assert result.returncode == 0, result.stderr[-3000:]
     results = read_results(output)
     ids = [f"{tmp_path}/in.parquet:{row}" for row in (1, 2, 3)]
-    expected = SentenceEncoder.from_pretrained(tiny_model_dir, pooling="cls").predict(texts, verbose=0)
+    expected = SentenceEncoder.from_pretrained(tiny_model_dir, pooling="cls").predict(texts,
+                                                                                      verbose=0)
     np.testing.assert_allclose([results[i]["embedding"] for i in ids], expected, atol=1e-5)
     schema = parquet.read_schema(os.path.join(output, "part-00000-of-00001.parquet"))
     embedding = schema.field("embedding").type
@@ -96,7 +98,8 @@ def test_a_column_the_input_lacks_is_one_line_and_nothing_is_written(classifier_
     (tmp_path / "in.jsonl").write_text('{"body": "A text."}\n')
     result = run_tool("predict", f"--model={classifier_dir}", f"--input_file={tmp_path}/in.jsonl",
                       f"--output={tmp_path}/out")
-    assert_user_error(result, f"predict: error: {tmp_path}/in.jsonl:1: no column 'text' (it has: body)")
+    assert_user_error(result,
+                      f"predict: error: {tmp_path}/in.jsonl:1: no column 'text' (it has: body)")
     assert len([line for line in result.stderr.splitlines() if "error" in line]) == 1, result.stderr
     assert sorted(os.listdir(tmp_path)) == ["in.jsonl"]
 

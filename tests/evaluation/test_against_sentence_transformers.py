@@ -12,8 +12,7 @@ import os
 import numpy as np
 import pytest
 
-from bert_tf.evaluation import (EvaluationError, RetrievalData, nearest, retrieval_scores,
-                                sts_scores)
+from bert_tf.evaluation import EvaluationError, RetrievalData, nearest, retrieval_scores, sts_scores
 from tests.fixtures import TESTDATA
 
 FIXTURE = os.path.join(TESTDATA, "evaluation")

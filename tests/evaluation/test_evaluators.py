@@ -5,8 +5,14 @@ import json
 import numpy as np
 import pytest
 
-from bert_tf.evaluation import (EmbeddingEvaluation, RetrievalData, RetrievalEvaluator,
-                                STSEvaluator, retrieval_scores, sts_scores)
+from bert_tf.evaluation import (
+    EmbeddingEvaluation,
+    RetrievalData,
+    RetrievalEvaluator,
+    STSEvaluator,
+    retrieval_scores,
+    sts_scores,
+)
 from bert_tf.evaluation.data_files import read_retrieval_files, read_sts_file
 from bert_tf.finetuning.table_reader import DataError
 from bert_tf.keras_tasks import SentenceEncoder

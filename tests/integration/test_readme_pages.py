@@ -35,7 +35,8 @@ def python_blocks(page):
 
 
 def test_every_python_block_is_run_by_a_test():
-    pages = ["README.md"] + sorted(str(path.relative_to(ROOT)) for path in (ROOT / "docs").glob("*.md"))
+    pages = ["README.md"] + sorted(str(path.relative_to(ROOT))
+                                   for path in (ROOT / "docs").glob("*.md"))
     unrun = []
     for page in pages:
         if page in RUN_IN_ORDER:

@@ -236,7 +236,8 @@ def test_missing_inputs_are_named(tiny_model_dir, tmp_path):
     before = snapshot(tmp_path, tiny_model_dir)
     result = call_entry_point("bert_tf.run_classifier", *_command(
         tmp_path / "MRPC", tiny_model_dir, tmp_path / "out", "--do_train", "--do_eval")[3:])
-    assert_user_error(result, f"--data_dir={tmp_path / 'MRPC'}: no such file {tmp_path / 'MRPC'}/dev.tsv")
+    assert_user_error(result,
+                      f"--data_dir={tmp_path / 'MRPC'}: no such file {tmp_path / 'MRPC'}/dev.tsv")
     result = call_entry_point("bert_tf.run_classifier", *_command(
         tmp_path / "MRPC", tiny_model_dir, tmp_path / "out")[3:])
     assert_user_error(result, "give at least one of --do_train, --do_eval, "

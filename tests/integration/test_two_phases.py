@@ -48,12 +48,15 @@ HELD_OUT = re.compile(r"held-out at step (\d+): mlm_accuracy=([\d.]+) mlm_loss=(
 
 
 def _command(**flags):
-    return [sys.executable, "-m", "bert_tf.run_pretraining"] + [f"--{k}={v}" for k, v in flags.items()]
+    return [sys.executable, "-m", "bert_tf.run_pretraining"] + [f"--{k}={v}"
+                                                                for k, v in flags.items()]
 
 
 def _start(**flags):
-    return subprocess.Popen(_command(**flags), cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                            text=True, env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2", "CUDA_VISIBLE_DEVICES": ""})
+    return subprocess.Popen(_command(**flags), cwd=ROOT, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True,
+                            env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2",
+                                 "CUDA_VISIBLE_DEVICES": ""})
 
 
 def _finish(process):
@@ -83,17 +86,20 @@ def test_phase_2_at_512_from_phase_1_restarts_its_schedule_and_beats_phase_1_at_
     # Phase 1's model scored at 512 (an eval-only run), beside phase 2 (both read phase 1 only).
     scored = _start(**COMMON, **AT_512, do_train=False, init_checkpoint=phase_1_dir,
                     output_dir=tmp_path / "phase1_at_512")
-    phase_2 = _finish(_start(**COMMON, **PHASE_2, init_checkpoint=phase_1_dir, output_dir=phase_2_dir))
+    phase_2 = _finish(_start(**COMMON, **PHASE_2, init_checkpoint=phase_1_dir,
+                             output_dir=phase_2_dir))
     phase_1_at_512 = _finish(scored)
 
-    assert f"Initialized ['encoder', 'masked_lm', 'next_sentence'] from {phase_1_dir}/model.ckpt." in phase_2
+    heads = "['encoder', 'masked_lm', 'next_sentence']"
+    assert f"Initialized {heads} from {phase_1_dir}/model.ckpt." in phase_2
     steps = [(int(step), int(last), float(lr)) for step, last, lr in STEP_LINE.findall(phase_2)]
     assert steps[0][:2] == (5, 150) and steps[-1][:2] == (150, 150)  # its own count, from 0
     rates = [lr for _, _, lr in steps]
     # A new warm-up over its first 20 steps (lines at 5, 10, 15, 20), then linear decay to 0 at
     # its own step 150 (google-research's schedule: the peak at step 20 is 2e-3 · (1 - 20/150)).
     assert rates[:4] == sorted(rates[:4]) and rates[0] < 0.5 * float(PHASE_2["learning_rate"])
-    assert rates[3] == max(rates) == pytest.approx(float(PHASE_2["learning_rate"]) * (1 - 20 / 150), rel=0.03)
+    assert rates[3] == max(rates) == pytest.approx(float(PHASE_2["learning_rate"]) * (1 - 20 / 150),
+                                                   rel=0.03)
     assert rates[3:] == sorted(rates[3:], reverse=True) and rates[-1] == 0
     reader = tf.train.load_checkpoint(str(phase_2_dir / "ckpt-150"))
     assert reader.get_tensor("optimizer/_iterations/.ATTRIBUTES/VARIABLE_VALUE") == 150  # Adam anew
@@ -106,7 +112,8 @@ def test_phase_2_at_512_from_phase_1_restarts_its_schedule_and_beats_phase_1_at_
     assert step == 0
     step, accuracy_2, loss_2 = _held_out(phase_2)
     assert step == 150
-    print(f"held-out at 512: phase 1's model {accuracy_1:.4f} ({loss_1:.4f}), phase 2 {accuracy_2:.4f} ({loss_2:.4f})")
+    print(f"held-out at 512: phase 1's model {accuracy_1:.4f} ({loss_1:.4f}), phase 2 "
+          f"{accuracy_2:.4f} ({loss_2:.4f})")
     # Measured +0.026 and -0.18 (seed 12345), +0.039 and -0.19 (seed 1): half the smaller gain.
     assert accuracy_2 > accuracy_1 + 0.013 and loss_2 < loss_1 - 0.09
 
@@ -117,13 +124,15 @@ def phase_1_model_dir(tmp_path_factory):
     any restore, so untrained weights do)."""
     folder = tmp_path_factory.mktemp("phase1")
     config = BertConfig.from_json_file(DEMO_CONFIG)
-    write_model_dir(str(folder), config, vocab_file=COMMON["vocab_file"], encoder=BertEncoder(config),
-                    info={"head": "pretrainer", "do_lower_case": True, "max_seq_length": 128})
+    write_model_dir(str(folder), config, vocab_file=COMMON["vocab_file"],
+                    encoder=BertEncoder(config), info={"head": "pretrainer", "do_lower_case": True,
+                                                       "max_seq_length": 128})
     return folder
 
 
 def _phase_2_options(tmp_path, phase_1_model_dir, **overrides):
-    return PretrainingOptions(**{**COMMON, **PHASE_2, "learning_rate": float(PHASE_2["learning_rate"]),
+    return PretrainingOptions(**{**COMMON, **PHASE_2,
+                                 "learning_rate": float(PHASE_2["learning_rate"]),
                                  "init_checkpoint": str(phase_1_model_dir),
                                  "output_dir": str(tmp_path / "phase2"), **overrides})
 
@@ -135,18 +144,21 @@ def _write_config(path, **changes):
 
 
 @pytest.mark.subprocess
-def test_phase_2_with_another_activation_is_one_line_naming_both_configs(tmp_path, phase_1_model_dir):
+def test_phase_2_with_another_activation_is_one_line_naming_both_configs(tmp_path,
+                                                                         phase_1_model_dir):
     config = _write_config(tmp_path / "relu.json", hidden_act="relu")  # same shapes: would restore
     flags = {**COMMON, **PHASE_2, "bert_config_file": config, "init_checkpoint": phase_1_model_dir,
              "output_dir": tmp_path / "phase2"}
-    result = subprocess.run(_command(**flags), cwd=ROOT, capture_output=True, text=True, timeout=300,
-                            env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2", "CUDA_VISIBLE_DEVICES": ""})
+    result = subprocess.run(_command(**flags), cwd=ROOT, capture_output=True, text=True,
+                            timeout=300, env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2",
+                                              "CUDA_VISIBLE_DEVICES": ""})
     assert result.returncode != 0 and "Traceback" not in result.stderr
     errors = [line for line in result.stderr.splitlines() if "error" in line.lower()]
     assert errors == [
-        f"run_pretraining: error: --init_checkpoint={phase_1_model_dir} does not match the model of this "
-        f"run: its bert_config.json differs from --bert_config_file={config} (hidden_act='gelu' there, "
-        f"'relu' here); continue that model with --bert_config_file={phase_1_model_dir}/bert_config.json."
+        f"run_pretraining: error: --init_checkpoint={phase_1_model_dir} does not match the model "
+        f"of this run: its bert_config.json differs from --bert_config_file={config} "
+        f"(hidden_act='gelu' there, 'relu' here); continue that model with "
+        f"--bert_config_file={phase_1_model_dir}/bert_config.json."
     ], result.stderr[-2000:]
     assert not (tmp_path / "phase2").exists()
 
@@ -159,27 +171,29 @@ def _shuffled_vocab(path):
     return str(path)
 
 
-@pytest.mark.parametrize("overrides, message", [
-    ({"vocab_file": "swapped"},
-     r"--vocab_file=.*swapped\.txt is not its vocab\.txt \(4274 tokens vs 4274, first difference at line "
-     r"1001\); its embeddings belong to that vocab: pass --vocab_file=.*phase1\d*/vocab\.txt\."),
-    ({"do_lower_case": False},
-     r"it was trained uncased \(.*model_info\.json\); pass --do_lower_case=True\."),
-])
+@pytest.mark.parametrize("overrides, message",
+                         [({"vocab_file": "swapped"}, r"--vocab_file=.*swapped\.txt is not its "
+                           r"vocab\.txt \(4274 tokens vs 4274, first difference at line "
+                           r"1001\); its embeddings belong to that vocab: pass "
+                           r"--vocab_file=.*phase1\d*/vocab\.txt\."),
+                          ({"do_lower_case": False}, r"it was trained uncased "
+                           r"\(.*model_info\.json\); pass --do_lower_case=True\."),])
 def test_phase_2_with_another_vocab_or_casing_is_refused_before_its_folder_is_taken(
         tmp_path, phase_1_model_dir, overrides, message):
     if overrides.get("vocab_file") == "swapped":
         overrides = {"vocab_file": _shuffled_vocab(tmp_path / "swapped.txt")}
-    with pytest.raises(PretrainingInputError, match=f"does not match the model of this run: {message}"):
+    with pytest.raises(PretrainingInputError,
+                       match=f"does not match the model of this run: {message}"):
         prepare_pretraining(_phase_2_options(tmp_path, phase_1_model_dir, **overrides))
     assert not (tmp_path / "phase2").exists()
 
 
 def test_phase_2_may_change_dropout(tmp_path, phase_1_model_dir):
-    config = _write_config(tmp_path / "dropout.json", hidden_dropout_prob=0.1, attention_probs_dropout_prob=0.1)
+    config = _write_config(tmp_path / "dropout.json", hidden_dropout_prob=0.1,
+                           attention_probs_dropout_prob=0.1)
     text = tmp_path / "few.txt"  # the check is the point, not the corpus: a few documents do
-    text.write_text("\n\n".join("In the beginning God created the heaven and the earth.\n"
-                                 "And the earth was without form, and void." for _ in range(4)) + "\n")
+    text.write_text("\n\n".join("In the beginning God created the heaven and the earth.\nAnd the "
+                                "earth was without form, and void." for _ in range(4)) + "\n")
     run = prepare_pretraining(_phase_2_options(tmp_path, phase_1_model_dir, bert_config_file=config,
                                                input_file=str(text), do_eval=False))
     release_output_dir(run.options.output_dir)
@@ -191,11 +205,14 @@ def test_the_readme_shows_these_runs():
     readme = open(os.path.join(ROOT, "docs", "pretraining.md"), encoding="utf-8").read()
     block = re.search(r"## Two phases, as the paper\n.*?```\n(.*?)```", readme, flags=re.S).group(1)
     lines = [line for line in block.split("\n") if not line.startswith("#")]
-    commands = "\n".join(lines).replace("\\\n", " ").split("python -m bert_tf.run_pretraining $DATA")
+    command = "python -m bert_tf.run_pretraining $DATA"
+    commands = "\n".join(lines).replace("\\\n", " ").split(command)
     data, phase_1, phase_2, phase_1_at_512 = (set(part.split()) for part in commands)
     common = {f"--{k}={os.path.relpath(v, ROOT) if os.sep in v else v}" for k, v in COMMON.items()}
     assert common == {flag.strip('"').removeprefix('DATA="') for flag in data}
     assert phase_1 == {f"--{k}={v}" for k, v in {**PHASE_1, "output_dir": "phase1"}.items()}
-    assert phase_2 == {f"--{k}={v}" for k, v in {**PHASE_2, "output_dir": "phase2", "init_checkpoint": "phase1"}.items()}
-    assert phase_1_at_512 == {f"--{k}={v}" for k, v in {**AT_512, "do_train": "false", "init_checkpoint": "phase1",
+    assert phase_2 == {f"--{k}={v}" for k, v in {**PHASE_2, "output_dir": "phase2",
+                                                 "init_checkpoint": "phase1"}.items()}
+    assert phase_1_at_512 == {f"--{k}={v}" for k, v in {**AT_512, "do_train": "false",
+                                                        "init_checkpoint": "phase1",
                                                         "output_dir": "phase1_at_512"}.items()}
