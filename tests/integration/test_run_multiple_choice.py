@@ -39,13 +39,12 @@ def test_train_eval_predict(tiny_model_dir, tmp_path):
     assert json.loads((output_dir / "model" / "model_info.json").read_text())["num_choices"] == 4
 
 
-@pytest.mark.subprocess
 def test_bad_label_and_missing_file_are_named(tiny_model_dir, tmp_path):
     _swag(tmp_path / "swag")
     train = tmp_path / "swag" / "train.csv"
     train.write_text(train.read_text() + "v,9,x,A man,He,g,a,b,c,d,7\n")
     before = snapshot(tmp_path, tiny_model_dir)
-    result = run_entry_point("bert_tf.run_multiple_choice", *_args(
+    result = call_entry_point("bert_tf.run_multiple_choice", *_args(
         tmp_path / "swag", tiny_model_dir, tmp_path / "out", "--do_train"))
     assert_user_error(result, f"{train}:10: label '7' is not one of 0..3")
     result = call_entry_point("bert_tf.run_multiple_choice", *_args(

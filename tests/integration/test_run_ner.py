@@ -36,13 +36,12 @@ def test_train_eval_predict(tiny_model_dir, tmp_path):
     assert "--do_train" in (output_dir / "flags.txt").read_text()
 
 
-@pytest.mark.subprocess
 def test_a_line_with_other_columns_names_file_and_line(tiny_model_dir, tmp_path):
     train = tmp_path / "train.txt"
     train.write_text(SENTENCE * 2 + "call NN I-NP\n")
     before = snapshot(tmp_path, tiny_model_dir)
-    result = run_entry_point("bert_tf.run_ner", *_args(tmp_path, tiny_model_dir, tmp_path / "out",
-                                                 "--do_train"))
+    result = call_entry_point("bert_tf.run_ner", *_args(tmp_path, tiny_model_dir, tmp_path / "out",
+                                                  "--do_train"))
     assert_user_error(result, f"{train}:11: 3 fields, but the first token line has 4")
     assert snapshot(tmp_path, tiny_model_dir) == before
     assert not (tmp_path / "out").exists()

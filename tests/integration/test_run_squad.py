@@ -52,15 +52,14 @@ def test_train_eval_predict(tiny_model_dir, tmp_path, version_2):
     assert info["task_name"] == ("squad_v2" if version_2 else "squad_v1.1")
 
 
-@pytest.mark.subprocess
 def test_bad_json_and_short_sequences_are_named(tiny_model_dir, tmp_path):
     data = _squad(tmp_path / "squad.json", False)
     broken = json.loads(data.read_text())
     broken["data"][0]["paragraphs"][0]["qas"][1]["answers"][0]["answer_start"] = "17"
     data.write_text(json.dumps(broken))
     before = snapshot(tmp_path, tiny_model_dir)
-    result = run_entry_point("bert_tf.run_squad", *_args(data, tiny_model_dir, tmp_path / "out",
-                                                   "--do_train"))
+    result = call_entry_point("bert_tf.run_squad", *_args(data, tiny_model_dir, tmp_path / "out",
+                                                    "--do_train"))
     assert_user_error(result, f"{data}: data[0].paragraphs[0].qas[1].answers[0]: "
                       "'answer_start' must be of type int, found str")
     result = call_entry_point("bert_tf.run_squad", *_args(data, tiny_model_dir, tmp_path / "out",

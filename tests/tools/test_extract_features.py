@@ -31,17 +31,17 @@ def test_linex_index_is_the_input_line_and_output_is_json(tiny_model_dir, input_
     assert [name for name in os.listdir(tmp_path) if name.startswith(".")] == []
 
 
-def _run(model_dir, input_file, output, *flags, run=call_entry_point):
+def _run(model_dir, input_file, output, *flags):
     # The tiny model has 2 layers: google-research's default -1,-2,-3,-4 does not fit it.
-    return run(TOOL, f"--model_dir={model_dir}", f"--input_file={input_file}",
-               f"--output_file={output}", "--layers=-1", "--max_seq_length=16", *flags)
+    return call_entry_point(TOOL, f"--model_dir={model_dir}", f"--input_file={input_file}",
+                            f"--output_file={output}", "--layers=-1", "--max_seq_length=16",
+                            *flags)
 
 
-@pytest.mark.subprocess
 def test_existing_output_is_refused_and_kept(tiny_model_dir, input_file, tmp_path):
     output = tmp_path / "features.jsonl"
     output.write_bytes(b"precious\n")
-    result = _run(tiny_model_dir, input_file, output, run=run_entry_point)
+    result = _run(tiny_model_dir, input_file, output)
     assert_user_error(result, f"--output_file={output}", "already exists")
     assert output.read_bytes() == b"precious\n"
 
