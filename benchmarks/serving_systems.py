@@ -12,6 +12,8 @@ PyTorch venv (`.venv-ref`, no TensorFlow) as well as in bert_tf's:
 - "bert_tf onnx", "bert_tf onnx int8": `tools/export_onnx.py --head=encoder --text_input`
   (and `--quantize=int8`) under ONNX Runtime on the same threads: the tokenizer op and the
   fused encoder in one graph, strings in;
+- "bert_tf onnx ids": `tools/export_onnx.py --head=encoder --ids_dtype=int64` fed by the same
+  fast tokenizer as the ONNX Runtime peers: the two graphs alone, side by side;
 - "bert_tf onnx sentence": `tools/export_onnx.py --text_input` of the sentence-transformers
   folder (`--hf_dir`): strings in, its pooling and Normalize inside, one `session.run`; its
   peer "onnxruntime sentence" is the optimized graph below with the fast tokenizer before it
@@ -34,7 +36,7 @@ accuracy `benchmarks/serving_tflite.py` scores beside the TFLite int8 one.
 import os
 import sys
 
-BERT_TF_ONNX = ("bert_tf onnx", "bert_tf onnx int8", "bert_tf onnx sentence")
+BERT_TF_ONNX = ("bert_tf onnx", "bert_tf onnx int8", "bert_tf onnx ids", "bert_tf onnx sentence")
 SYSTEMS = ("bert_tf", "bert_tf bfloat16", "bert_tf padded", "bert_tf tflite",
            "bert_tf tflite int8", *BERT_TF_ONNX, "keras_hub", "hf_torch", "onnxruntime",
            "onnxruntime optimized", "onnxruntime int8", "onnxruntime sentence")
@@ -113,13 +115,17 @@ def _bert_tf_onnx(name, model_dir, hf_dir, seq_length, work_dir, threads):
 
     from bert_tf.export.onnx_export import export_onnx
 
-    sentence = name.endswith("sentence")
+    sentence, ids = name.endswith("sentence"), name.endswith("ids")
     folder = os.path.join(work_dir, name.replace(" ", "_"))
     if not os.path.exists(os.path.join(folder, "model.onnx")):
         export_onnx(hf_dir if sentence else model_dir, folder,
-                    head="sentence_encoder" if sentence else "encoder", text_input=True,
+                    head="sentence_encoder" if sentence else "encoder", text_input=not ids,
                     quantize="int8" if name.endswith("int8") else "none",
-                    seq_length=seq_length)
+                    ids_dtype="int64", seq_length=seq_length)
+    if ids:
+        run = onnxruntime_runner(os.path.join(folder, "model.onnx"), hf_dir, seq_length, threads,
+                                 input_names=("input_word_ids", "input_mask", "input_type_ids"))
+        return lambda texts: run(texts)[:, 0]
     options = _ort_options(threads)
     options.register_custom_ops_library(onnxruntime_extensions.get_library_path())
     session = _ort_session(os.path.join(folder, "model.onnx"), options)
@@ -219,18 +225,20 @@ def _ort_session(path, options):
     return onnxruntime.InferenceSession(path, options, providers=["CPUExecutionProvider"])
 
 
-def onnxruntime_runner(path, hf_dir, seq_length, threads, with_mask=False):
+def onnxruntime_runner(path, hf_dir, seq_length, threads, with_mask=False,
+                       input_names=ONNX_INPUTS):
     """`run(texts)`: the first output of the ONNX graph at `path` under ONNX Runtime on
     `threads` threads, the texts tokenized by `hf_dir`'s fast tokenizer (padded to the longest,
-    truncated at `seq_length`); `with_mask`: `(output, attention_mask)`."""
+    truncated at `seq_length`) and fed as `input_names` (ids, mask, type ids); `with_mask`:
+    `(output, attention_mask)`."""
     session = _ort_session(path, _ort_options(threads))
     tokenize = _hf_tokenizer(hf_dir, seq_length)
 
     def run(texts):
         inputs = tokenize(texts, "np")
-        feed = {name: inputs[name].astype("int64") for name in ONNX_INPUTS}
+        feed = {ours: inputs[name].astype("int64") for ours, name in zip(input_names, ONNX_INPUTS)}
         output = session.run(None, feed)[0]
-        return (output, feed["attention_mask"]) if with_mask else output
+        return (output, inputs["attention_mask"]) if with_mask else output
     return run
 
 
