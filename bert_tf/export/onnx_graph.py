@@ -212,7 +212,8 @@ def _head_outputs(graph, weights, spec, hidden, float_mask):
     if spec.head == "token_classifier":
         logits = _dense(graph, masked_sequence(), spec.dense, "logits")
         label_ids = graph.op("ArgMax", [logits], axis=-1, keepdims=0)
-        return {"logits": logits, "label_ids": graph.op("Cast", [label_ids], to=6)}  # int32
+        return {"logits": logits,
+                "label_ids": graph.op("Cast", [label_ids], to=graph.onnx.TensorProto.INT32)}
     if spec.head == "span_labeler":
         logits = _dense(graph, masked_sequence(), spec.dense, "span_logits")  # [B, S, 2]
         start, end = graph.op("Split", [logits], outputs=2, axis=-1, num_outputs=2)
