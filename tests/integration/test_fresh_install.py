@@ -25,6 +25,7 @@ HELP_FLAGS = {
     "tools/create_pretraining_data.py": ("input_file", "output_file", "vocab_file"),
     "tools/export_saved_model.py": ("head", "task", "seq_length"),
     "tools/export_tflite.py": ("head", "quantization", "output"),
+    "tools/export_onnx.py": ("model", "head", "text_input", "quantize", "opset"),
     "tools/extract_features.py": ("output_file", "do_lower_case"),
     "tools/fill_mask.py": ("model_dir", "top_k"),
     "tools/predict.py": ("model", "head", "long_lines", "doc_stride", "output_format",
