@@ -242,8 +242,10 @@ def build_model(options, strategy):
     """
     keras.utils.set_random_seed(options.seed)  # dropout's streams: a rerun takes the same
     with strategy.scope():
-        model = SentenceEncoder.from_pretrained(options.init_checkpoint, pooling=options.pooling,
-                                                max_seq_length=options.max_seq_length)
+        model = SentenceEncoder.from_pretrained(
+            options.init_checkpoint, pooling=options.pooling,
+            max_seq_length=options.max_seq_length,
+            padding="fixed" if options.distribution_strategy == "tpu" else "longest")  # static
         model.encoder.packed_training = (options.packed_training == "true" or (
             options.packed_training == "auto" and options.distribution_strategy != "tpu"))
     return model, options.build_loss(model.output_shape[-1])
