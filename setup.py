@@ -38,9 +38,10 @@ setuptools.setup(
     extras_require={
         # safetensors reads/writes Hugging Face checkpoints without torch; pytest-xdist runs
         # `make test` on two workers (the suite is mostly one-core subprocess start-ups); ruff is
-        # the linter `make check` and `make test` run first (pyproject.toml configures it).
+        # the linter `make check` and `make test` run first (pyproject.toml configures it);
+        # hypothesis makes the damaged files of the readers' fuzz tests (tests/fuzz).
         "test": ["pytest", "pytest-xdist", "ruff", "safetensors", "apache-beam",
-                 "tensorflow-datasets", "pyarrow", *_DASK, *_ONNX],
+                 "tensorflow-datasets", "pyarrow", "hypothesis", *_DASK, *_ONNX],
         "hf": ["safetensors"],
         # GLUE/SQuAD read from a prepared TFDS directory; the demo and the TSV/JSON paths do not
         # need it, and it pulls pyarrow, array_record and more into every install.

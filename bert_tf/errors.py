@@ -26,8 +26,8 @@ def checkpoint_read_error(path, error):
     """The `CheckpointError` for a checkpoint file TensorFlow failed to read (truncated, cut)."""
     reason = str(error).strip().split("\n")[0] or type(error).__name__
     return CheckpointError(
-        f"Checkpoint {path} is damaged or half-written ({reason}); write it again (rerun the "
-        "conversion or training that made it).")
+        f"Checkpoint {path} is damaged or half-written ({reason}; an interrupted download or "
+        "copy?); download it again, or rerun the conversion or training that made it.")
 
 
 class StoppedBySignal(Exception):

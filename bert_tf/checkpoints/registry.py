@@ -93,7 +93,7 @@ def describe_folder(path):
     description = detect_format(path).describe(os.fspath(path))
     if description.vocab_size is None and description.vocab and os.path.isfile(
             description.vocab):
-        with open(description.vocab, encoding="utf-8") as f:
+        with open(description.vocab, "rb") as f:
             description.vocab_size = sum(1 for line in f if line.strip())
     return description
 

@@ -10,6 +10,7 @@ error. Keras and TF have no such strict name-mapped assignment, hence hand-writt
 """
 
 import collections
+import sys
 
 import numpy as np
 
@@ -220,7 +221,7 @@ def assign_from(source, rules, weights, ignored=()):
                 f"for weight `{rule.target}`.")
     values = {}
     for rule in rules:
-        value = np.asarray(source.read(rule.source))
+        value = _read(source, rule.source, where)
         if not np.isfinite(value.astype(np.float32)).all():
             raise CheckpointError(
                 f"Checkpoint {where}: tensor `{source.label(rule.source)}` holds NaN or Inf values; "
@@ -229,6 +230,20 @@ def assign_from(source, rules, weights, ignored=()):
     for target, value in values.items():
         variable = weights[target]
         variable.assign(value.astype(variable.dtype))
+
+
+def _read(source, name, where):
+    """A tensor's value; a file that fails to give it is named as damaged."""
+    tensorflow = sys.modules.get("tensorflow")  # TensorFlow's reader raises its own errors
+    read_errors = (OSError, IndexError, RuntimeError, *(
+        (tensorflow.errors.OpError,) if tensorflow else ()))
+    try:
+        return np.asarray(source.read(name))
+    except read_errors as error:
+        reason = str(error).strip().split("\n")[0] or type(error).__name__
+        raise CheckpointError(f"Checkpoint {where}: cannot read tensor `{source.label(name)}` "
+                              f"({reason}): a damaged or partly written file (an interrupted "
+                              "download?); download or write it again.") from None
 
 
 def export_to(rules, weights):

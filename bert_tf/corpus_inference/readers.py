@@ -154,8 +154,9 @@ class LineReader:
                         number += 1
                         yield (number, *self._from_record(record, f"{path} row {number}"))
         except (OSError, arrow_error) as error:
+            reason = str(error).strip().split("\n")[0]  # pyarrow's messages run over lines
             raise InputError(f"{path}: cannot read it as Parquet (a damaged or partly copied "
-                             f"file?): {error}") from None
+                             f"file?): {reason}") from None
 
     def _from_record(self, record, where):
         """(text, id or None) of a JSON object or Parquet row, checked."""

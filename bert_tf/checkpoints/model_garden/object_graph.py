@@ -108,8 +108,11 @@ def read_object_graph(prefix):
     if not reader.has_tensor(OBJECT_GRAPH_KEY):
         return None
     try:
-        proto = trackable_object_graph_pb2.TrackableObjectGraph.FromString(
-            reader.get_tensor(OBJECT_GRAPH_KEY))
+        graph = reader.get_tensor(OBJECT_GRAPH_KEY)
+    except (IndexError, tf.errors.OpError) as error:  # a data file cut short
+        raise checkpoint_read_error(prefix, error) from None
+    try:
+        proto = trackable_object_graph_pb2.TrackableObjectGraph.FromString(graph)
     except DecodeError as error:
         raise CheckpointError(f"{prefix}: the checkpoint's object graph is damaged "
                               f"({error}).") from None
