@@ -2,6 +2,7 @@
 rerun ends with the uninterrupted run's weights, as a sentence-transformers folder; bad input
 is one line, with nothing written."""
 
+import dataclasses
 import json
 import os
 import signal
@@ -13,6 +14,8 @@ import numpy as np
 import pytest
 from safetensors.numpy import load_file
 
+from bert_tf.keras_tasks.sentence_embeddings_runner import SentenceEmbeddingOptions
+from bert_tf.training.run_directory import settings_lines
 from tests import fixtures
 from tests.entry_points import REPO, assert_user_error, call_entry_point, snapshot
 from tests.keras_tasks.conftest import TEXTS
@@ -44,6 +47,7 @@ def _args(inputs, output_dir, *extra):
 
 
 @pytest.mark.subprocess
+@pytest.mark.slow
 def test_a_run_stopped_by_sigterm_resumes_to_the_uninterrupted_runs_weights(inputs, tmp_path):
     straight = call_entry_point(ENTRY, *_args(inputs, tmp_path / "straight"))
     assert straight.returncode == 0, straight.stderr[-3000:]
@@ -98,10 +102,17 @@ def test_an_output_dir_of_something_else_or_another_run_is_refused(inputs, tmp_p
     result = call_entry_point(ENTRY, *_args(inputs, other))
     assert_user_error(result, "holds files of something other than a sentence-embeddings run",
                       "notes.txt")
-    run = tmp_path / "run"
-    assert call_entry_point(ENTRY, *_args(inputs, run, "--num_train_epochs=0.25")).returncode == 0
+    run = tmp_path / "run"  # another run's settings and a checkpoint of its own
+    run.mkdir()
+    settings = SentenceEmbeddingOptions(
+        init_checkpoint=str(inputs / "model"), train_file=str(inputs / "pairs.jsonl"),
+        output_dir=str(run), anchor_column="q", positive_column="p", train_batch_size=4,
+        num_train_epochs=2, learning_rate=5e-4, steps_per_loop=1, save_checkpoints_steps=2,
+        max_seq_length=16)  # this test's run, but for --learning_rate
+    (run / "flags.txt").write_text("\n".join(settings_lines(dataclasses.asdict(settings))))
+    (run / "checkpoint").write_text('model_checkpoint_path: "ckpt-2"\n')
     before = snapshot(run)
-    result = call_entry_point(ENTRY, *_args(inputs, run, "--num_train_epochs=0.25",
-                                            "--learning_rate=5e-4"))
-    assert_user_error(result, "holds a run with other settings", "--learning_rate")
+    result = call_entry_point(ENTRY, *_args(inputs, run))
+    assert_user_error(result, "holds a run with other settings",
+                      "--learning_rate: 0.0005 there, 0.001 here")
     assert snapshot(run) == before
