@@ -1,7 +1,7 @@
 """Refuses a config whose weights would not fit in the machine's memory, before building it.
 
-Every checkpoint reader builds its layers through `weight_map.build_models`, which calls
-`check_fits_memory` first: a config of vocab 10^9 x hidden 4096 then ends in one line naming
+Every checkpoint reader asks `weight_map.expected_shapes` for the weights it must fill, which
+calls `check_fits_memory` first: a config of vocab 10^9 x hidden 4096 then ends in one line naming
 the file, the sizes and the GiB needed against the GiB the machine has, instead of
 TensorFlow's `ResourceExhaustedError` from an initializer (or the machine swapping) minutes in.
 

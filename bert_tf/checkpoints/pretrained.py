@@ -1,8 +1,10 @@
-"""`Pretrained`: a checkpoint of any format read into bert_tf layers, what every reader returns.
+"""`Pretrained`: a checkpoint of any format as its config and weights, what every reader returns.
 
 Every `Format.read` (registry.FORMATS) returns a `Pretrained`, every `Format.write` takes one,
 and every consumer (the converter, `BertEncoder.from_pretrained`, the Keras task models'
-`from_pretrained`) reads from one, whatever the folder was.
+`from_pretrained`) reads from one, whatever the folder was. A reader fills `weights`: numpy
+arrays under our variables' paths; the models take them (`models/named_weights.py`), built
+here on first use (`encoder`, `heads`, `task_head`, `build_model`).
 
 Example:
 >>> pretrained = load_pretrained("bert-sst2/")          # doctest: +SKIP
@@ -13,13 +15,26 @@ Example:
 """
 
 import dataclasses
-
-import keras
+import functools
 
 from bert_tf.checkpoints.tokenizer_json import FolderVocab
 from bert_tf.configs import BertConfig
-from bert_tf.models import (BertClassifier, BertEncoder, BertMultipleChoice, BertPretrainer,
-                            BertSpanLabeler, BertTokenClassifier)
+from bert_tf.models import (
+    BertClassifier,
+    BertEncoder,
+    BertMultipleChoice,
+    BertPretrainer,
+    BertSpanLabeler,
+    BertTokenClassifier,
+)
+from bert_tf.models.bert_pretrainer import pretraining_heads
+from bert_tf.models.named_weights import (
+    HEAD_GROUPS,
+    TASK_HEAD,
+    build_task_head,
+    encoder_part,
+    group,
+)
 
 # The packed length when the folder records none: the entry points' --max_seq_length default.
 DEFAULT_MAX_SEQ_LENGTH = 128
@@ -29,13 +44,16 @@ _LABELLED_MODELS = {"classifier": BertClassifier, "token_classifier": BertTokenC
 
 @dataclasses.dataclass
 class Pretrained:
-    """A checkpoint read into bert_tf layers, weights loaded, whatever its format.
+    """A checkpoint's config and weights, whatever its format; its models built on first use.
 
     Attributes:
       format: the `Format.name` it was read as (None: an in-memory model).
       path: the folder (or file, or checkpoint prefix) read, or None.
       config: the encoder's `BertConfig`.
-      encoder: the `BertEncoder`.
+      weights: {our variable path: numpy array}: the encoder's (`embeddings/...`,
+        `layer_N/...`, `pooler/...` where the checkpoint holds a pooler), the pretraining
+        heads' (`masked_lm/...`, `next_sentence/...`), a task head's (`head/kernel` `[H, units]`,
+        `head/bias`).
       head: the model directory `head` (`model_dir.HEADS`) it becomes: `encoder`,
         `pretrainer` (it holds pretraining heads), or a task head's (`classifier`,
         `token_classifier`, `span_labeler`, `multiple_choice`).
@@ -44,17 +62,11 @@ class Pretrained:
         one (`require_vocab`).
       lower_case: the casing to tokenize with (the folder's record, checked against the
         caller's; else the caller's; else guessed from the vocab).
-      heads: the pretraining heads held, keyed as `BertPretrainer.checkpoint_items()`
-        (`masked_lm`, `next_sentence`; layers from `weight_map.build_models`).
-      task_head: the fine-tuned task head as a built float32 `keras.layers.Dense` (kernel
-        `[H, units]`), or None.
       label_names: the task head's output names (classification, tagging), or None.
       problem_type: a sequence classifier's problem type (`single_label_classification`,
         `multi_label_classification`, `regression`), or None.
       dropout_rate: the task head's dropout where the folder records one, else None (the
         config's hidden dropout).
-      has_pooler: whether the checkpoint held pooler weights (else the encoder's are
-        untrained).
       max_seq_length: the sequence length the folder records, or None.
       architecture: the Hugging Face class it is (`config.json`) or would export as, or None.
       sentence_pooling: how a sentence-transformers folder pools its embeddings
@@ -66,16 +78,13 @@ class Pretrained:
     format: str
     path: str
     config: BertConfig
-    encoder: BertEncoder
+    weights: dict
     head: str
     vocab: FolderVocab
     lower_case: bool
-    heads: dict = dataclasses.field(default_factory=dict)
-    task_head: keras.layers.Dense = None
     label_names: list = None
     problem_type: str = None
     dropout_rate: float = None
-    has_pooler: bool = True
     max_seq_length: int = None
     architecture: str = None
     sentence_pooling: object = None
@@ -84,7 +93,39 @@ class Pretrained:
     @property
     def num_labels(self):
         """The task head's output count, or None without one."""
-        return None if self.task_head is None else self.task_head.units
+        bias = self.weights.get(f"{TASK_HEAD}/bias")
+        return None if bias is None else len(bias)
+
+    @property
+    def has_pooler(self):
+        """Whether the checkpoint held pooler weights (else the encoder's are untrained)."""
+        return "pooler/kernel" in self.weights
+
+    @property
+    def pretraining_heads(self):
+        """The pretraining heads held (`masked_lm`, `next_sentence`), no model built."""
+        held = {group(path) for path in self.weights}
+        return [key for key in HEAD_GROUPS if key in held]
+
+    @property
+    def encoder_weights(self):
+        """The encoder's `weights` alone (no pretraining or task head)."""
+        return encoder_part(self.weights)
+
+    @functools.cached_property
+    def encoder(self):
+        """The `BertEncoder` of `config` with the encoder's `weights`."""
+        return BertEncoder.from_weights(self.config, self.weights, where=self.path or "weights")
+
+    @functools.cached_property
+    def heads(self):
+        """The pretraining heads held on `encoder`, keyed as `BertPretrainer.checkpoint_items()`."""
+        return pretraining_heads(self.encoder, self.weights, where=self.path or "weights")
+
+    @functools.cached_property
+    def task_head(self):
+        """The fine-tuned task head as a built float32 `Dense` named `head`, or None."""
+        return build_task_head(self.weights, where=self.path or "weights")
 
     def sequence_length(self, max_seq_length=None):
         """The packed length: the caller's, else the folder's, else 128 capped at

@@ -4,26 +4,25 @@ Each converter (Hugging Face, google-research) declares ONE table of `Rule`s: ou
 path (as `variable.path` spells it, e.g. `layer_{layer}/attention/query/kernel`), the
 checkpoint's tensor name, and whether the tensor is stored transposed. This module expands
 the table over the layers and applies it in either direction with the checks every
-converter needs: each tensor's shape is checked against the model built from the config,
-every source tensor must be used and every model weight must be set, each named in the
-error. Keras and TF have no such strict name-mapped assignment, hence hand-written.
+converter needs: each tensor's shape is checked against the shapes the config implies
+(`expected_shapes`), every source tensor must be used and every weight filled, each named
+in the error. Reading gives numpy arrays under our paths (`translate`), never a model: the
+models take them (`models/named_weights.py`).
 """
 
 import collections
-import sys
 
 import numpy as np
 
 from bert_tf.checkpoints import model_size
 from bert_tf.errors import CheckpointError
-from bert_tf.models.bert_encoder import BertEncoder
-from bert_tf.models.bert_pretrainer import BertPretrainer
 
 LAYER = "{layer}"
 
 # Our weight groups that belong to pretraining heads (checkpoint keys of BertPretrainer);
-# the rest (`embeddings`, `layer_N`, `pooler`) are the encoder's.
+# the rest (`embeddings`, `layer_N`, `pooler`) are the encoder's; a task head's is `head`.
 HEAD_GROUPS = ("masked_lm", "next_sentence")
+TASK_HEAD = "head"
 
 Rule = collections.namedtuple("Rule", ["target", "source", "transpose"])
 
@@ -127,32 +126,50 @@ def model_weights(*layers):
     return weights
 
 
-def build_models(config, heads=(), where="config"):
-    """A `BertEncoder` for `config` and the pretraining `heads` asked for, by checkpoint key.
+def expected_shapes(config, heads=(), num_labels=None, where="config"):
+    """{our weight path: shape} of the encoder of `config`, the pretraining `heads` and a task
+    head of `num_labels` outputs: what a reader's tensors must fill (the paths and shapes
+    `BertEncoder`, `BertPretrainer.checkpoint_items()` and a `Dense` named `head` hold;
+    tests/checkpoints/test_weight_map.py holds them equal).
 
-    Every reader builds through here, so a config too big for the machine is refused before
-    any weight is allocated.
-
-    Args:
-      config: the `BertConfig`.
-      heads: pretraining heads to build (`masked_lm`, `next_sentence`).
-      where: the file the config came from, for the message of a refused config.
-
-    Returns:
-      `(encoder, {key: layer})`, the heads keyed as `BertPretrainer.checkpoint_items()`.
+    Every reader asks here before reading values, so a config too big for the machine is
+    refused first (`model_size`), naming `where`.
 
     Raises:
-      CheckpointError: weights that would not fit in memory (`model_size`), or a
-        next-sentence head without the masked-LM head.
+      CheckpointError: weights that would not fit in memory, or a next-sentence head without
+        the masked-LM head.
     """
     model_size.check_fits_memory(config, heads, where)
-    encoder = BertEncoder(config)
-    if not heads:
-        return encoder, {}
-    if "masked_lm" not in heads:
-        raise CheckpointError(f"A next-sentence head needs the masked-LM head too; found only {heads}.")
-    items = BertPretrainer(encoder, use_next_sentence="next_sentence" in heads).checkpoint_items()
-    return encoder, {key: layer for key, layer in items.items() if key != "encoder"}
+    if heads and "masked_lm" not in heads:
+        raise CheckpointError("A next-sentence head needs the masked-LM head too; found only "
+                              f"{list(heads)}.")
+    hidden, inner = config.hidden_size, config.intermediate_size
+
+    def dense(name, units, inputs=hidden):
+        return {f"{name}/kernel": (inputs, units), f"{name}/bias": (units,)}
+
+    def norm(name):
+        return {f"{name}/gamma": (hidden,), f"{name}/beta": (hidden,)}
+
+    shapes = {"embeddings/word_embeddings/embeddings": (config.vocab_size, hidden),
+              "embeddings/position_embeddings": (config.max_position_embeddings, hidden),
+              "embeddings/token_type_embeddings/embeddings": (config.type_vocab_size, hidden),
+              **norm("embeddings/layer_norm"), **dense("pooler", hidden)}
+    for i in range(config.num_hidden_layers):
+        for name in ("query", "key", "value", "output"):
+            shapes.update(dense(f"layer_{i}/attention/{name}", hidden))
+        shapes.update(norm(f"layer_{i}/attention_layer_norm"))
+        shapes.update(dense(f"layer_{i}/intermediate", inner))
+        shapes.update(dense(f"layer_{i}/output", hidden, inner))
+        shapes.update(norm(f"layer_{i}/output_layer_norm"))
+    if "masked_lm" in heads:
+        shapes.update(dense("masked_lm/transform", hidden), **norm("masked_lm/layer_norm"))
+        shapes["masked_lm/output_bias"] = (config.vocab_size,)
+    if "next_sentence" in heads:
+        shapes.update(dense("next_sentence", 2))
+    if num_labels is not None:
+        shapes.update(dense(TASK_HEAD, num_labels))
+    return shapes
 
 
 def expand(table, num_layers, heads=()):
@@ -180,16 +197,15 @@ def _check_covered(rules, weights, what):
         raise ValueError(f"{what}: the model has no weight(s) {unknown}.")
 
 
-def assign_from(source, rules, weights, ignored=()):
-    """Copies `source` tensors into `weights` by `rules`, after checking everything.
+def translate(source, rules, shapes, ignored=()):
+    """`source`'s tensors as our weights, by `rules`: {our weight path: numpy array}.
 
-    Nothing is assigned unless every check passes, so a failed conversion leaves the
-    model as it was.
+    Every shape is checked before any value is read, and every value after.
 
     Args:
       source: a `TensorSource`.
       rules: expanded `Rule`s (see `expand`).
-      weights: our weights by path (see `model_weights`).
+      shapes: {our weight path: shape} the rules must fill (see `expected_shapes`).
       ignored: source tensor names that carry no weights (buffers, optimizer slots).
 
     Raises:
@@ -197,7 +213,7 @@ def assign_from(source, rules, weights, ignored=()):
         unused, or a model weight is left unset; the message names them.
     """
     where = source.where
-    _check_covered(rules, weights, f"Checkpoint {where}")
+    _check_covered(rules, shapes, f"Checkpoint {where}")
     missing = [f"{source.label(rule.source)} (for {rule.target})" for rule in rules
                if rule.source not in source.shapes]
     if missing:
@@ -209,7 +225,7 @@ def assign_from(source, rules, weights, ignored=()):
         raise CheckpointError(f"Checkpoint {where} has tensor(s) that map to no model weight: "
                          f"{unused}.")
     for rule in rules:
-        expected = tuple(weights[rule.target].shape)
+        expected = tuple(shapes[rule.target])
         found = source.shapes[rule.source]
         stored = found[::-1] if rule.transpose else found
         if stored != expected:
@@ -221,36 +237,22 @@ def assign_from(source, rules, weights, ignored=()):
                 f"for weight `{rule.target}`.")
     values = {}
     for rule in rules:
-        value = _read(source, rule.source, where)
+        value = np.asarray(source.read(rule.source))
         if not np.isfinite(value.astype(np.float32)).all():
-            raise CheckpointError(
-                f"Checkpoint {where}: tensor `{source.label(rule.source)}` holds NaN or Inf values; "
-                "nothing was converted (convert a checkpoint saved before training diverged).")
+            raise CheckpointError(f"Checkpoint {where}: tensor `{source.label(rule.source)}` holds "
+                                  "NaN or Inf values; nothing was converted (convert a checkpoint "
+                                  "saved before training diverged).")
         values[rule.target] = value.T if rule.transpose else value
-    for target, value in values.items():
-        variable = weights[target]
-        variable.assign(value.astype(variable.dtype))
-
-
-def _read(source, name, where):
-    """A tensor's value; a file that fails to give it is named as damaged."""
-    tensorflow = sys.modules.get("tensorflow")  # TensorFlow's reader raises its own errors
-    read_errors = (OSError, IndexError, RuntimeError, *(
-        (tensorflow.errors.OpError,) if tensorflow else ()))
-    try:
-        return np.asarray(source.read(name))
-    except read_errors as error:
-        reason = str(error).strip().split("\n")[0] or type(error).__name__
-        raise CheckpointError(f"Checkpoint {where}: cannot read tensor `{source.label(name)}` "
-                              f"({reason}): a damaged or partly written file (an interrupted "
-                              "download?); download or write it again.") from None
+    return values
 
 
 def export_to(rules, weights):
-    """Our weights as a dict of checkpoint tensor names to float32 numpy arrays."""
+    """Our weights (variables or arrays, by path) as a dict of checkpoint tensor names to
+    float32 numpy arrays."""
     _check_covered(rules, weights, "Export")
     tensors = {}
     for rule in rules:
-        value = np.asarray(weights[rule.target].numpy(), dtype=np.float32)
+        value = weights[rule.target]
+        value = np.asarray(value.numpy() if hasattr(value, "numpy") else value, np.float32)
         tensors[rule.source] = np.ascontiguousarray(value.T if rule.transpose else value)
     return tensors

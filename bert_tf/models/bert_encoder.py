@@ -20,6 +20,7 @@ from bert_tf.models.encoder_layout import (
     EncoderLayout,
     choose_layout,
 )
+from bert_tf.models.named_weights import OPTIONAL, encoder_part, set_weights
 
 ENCODER_INPUTS = ("input_word_ids", "input_mask", "input_type_ids")
 
@@ -334,10 +335,26 @@ class BertEncoder(keras.Model):
         from bert_tf.checkpoints.registry import load_pretrained
 
         pretrained = load_pretrained(folder)
-        if cls is type(pretrained.encoder) and not kwargs:
-            return pretrained.encoder
-        encoder = cls(pretrained.config, **kwargs)
-        encoder.set_weights(pretrained.encoder.get_weights())
+        return cls.from_weights(pretrained.config, pretrained.weights, where=pretrained.path,
+                                **kwargs)
+
+    @classmethod
+    def from_weights(cls, config, weights, where="weights", **kwargs):
+        """The encoder of `config` with `weights` set: numpy arrays keyed by our variables'
+        paths, what every checkpoint reader returns (`models/named_weights.py`).
+
+        Heads' arrays in `weights` (`masked_lm/...`, `head/...`) are left for their models;
+        a missing pooler stays as initialized. `kwargs` are the constructor's.
+
+        Raises:
+          ValueError: an encoder weight without an array, or an array of the wrong shape.
+
+        Example:
+        >>> weights = {w.path: w.numpy() for w in encoder.weights}     # doctest: +SKIP
+        >>> copy = BertEncoder.from_weights(encoder.config, weights)   # doctest: +SKIP
+        """
+        encoder = cls(config, **kwargs)
+        set_weights([encoder], encoder_part(weights), where, optional=OPTIONAL)
         return encoder
 
     def get_config(self):

@@ -5,6 +5,7 @@ import keras
 from bert_tf.layers.initializers import truncated_normal
 from bert_tf.layers.masked_lm_head import MaskedLMHead
 from bert_tf.models.bert_encoder import ENCODER_INPUTS, POSITION_IDS, BertEncoder, encoder_inputs
+from bert_tf.models.named_weights import HEAD_GROUPS, group, set_weights
 from bert_tf.models.task_model import BertTaskModel, check_encoder
 
 NEXT_SENTENCE_POSITIONS = "next_sentence_positions"
@@ -114,3 +115,26 @@ def build_pretrainer(config, use_next_sentence=True, left_to_right=False, remat=
                           packed_training=packed_training)
     return BertPretrainer(encoder, use_next_sentence=use_next_sentence and not left_to_right,
                           packed_rows=packed_rows)
+
+
+def pretraining_heads(encoder, weights, where="weights"):
+    """The pretraining heads `weights` holds (`masked_lm/...`, `next_sentence/...`) on
+    `encoder`, their weights set (`named_weights.set_weights`).
+
+    Returns:
+      {key: layer}, keyed as `BertPretrainer.checkpoint_items()`; {} without heads.
+
+    Raises:
+      ValueError: a next-sentence head without the masked-LM head, or weights that do not fit.
+    """
+    held = {group(path) for path in weights} & set(HEAD_GROUPS)
+    if not held:
+        return {}
+    if "masked_lm" not in held:
+        raise ValueError(f"{where}: a next-sentence head needs the masked-LM head too.")
+    items = BertPretrainer(encoder, use_next_sentence="next_sentence" in held).checkpoint_items()
+    heads = {key: layer for key, layer in items.items() if key != "encoder"}
+    paths = {weight.path for layer in heads.values() for weight in layer.weights}
+    set_weights(list(heads.values()),
+                {path: value for path, value in weights.items() if path in paths}, where)
+    return heads

@@ -3,6 +3,7 @@
 The fixtures and their outputs were made by keras-hub 0.32 (dev/make_keras_hub_fixtures.py).
 """
 
+import dataclasses
 import json
 import os
 import shutil
@@ -236,7 +237,7 @@ def test_casing_flag_contradicting_tokenizer_is_refused():
 
 def test_writer_refuses_a_head_keras_hub_lacks_and_writes_nothing(read_fixtures, tmp_path):
     pretrained = read_fixtures["classifier"]
-    token_classifier = type(pretrained)(**{**vars(pretrained), "head": "token_classifier"})
+    token_classifier = dataclasses.replace(pretrained, head="token_classifier")
     with pytest.raises(CheckpointError, match="token_classifier head"):
         writer.write(token_classifier, str(tmp_path / "out"))
     assert not (tmp_path / "out").exists()

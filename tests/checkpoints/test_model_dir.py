@@ -94,7 +94,7 @@ def test_nan_weights_are_refused_by_name(tmp_path):
     encoder.pooler.kernel.assign(np.full(encoder.pooler.kernel.shape, np.inf, np.float32))
     path = str(tmp_path / "nan")
     write_model_dir(path, _config(), CASED_VOCAB, encoder=encoder)
-    with pytest.raises(CheckpointError, match=r"weight `.*pooler/kernel` holds NaN or Inf"):
+    with pytest.raises(CheckpointError, match=r"`pooler/kernel` holds NaN or Inf"):
         BertEncoder.from_pretrained(path)
 
 

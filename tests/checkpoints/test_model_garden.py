@@ -69,7 +69,8 @@ def test_each_layout_reads_as_model_garden_computes(name, reference):
     # The position table's length, which the corpus launcher checks --max_seq_length against.
     with open(os.path.join(folder(name), "bert_config.json")) as f:
         assert description.max_position_embeddings == json.load(f)["max_position_embeddings"]
-    assert pretrained.encoder.embeddings.position_embeddings.shape[0] == description.max_position_embeddings
+    positions = pretrained.encoder.embeddings.position_embeddings.shape[0]
+    assert positions == description.max_position_embeddings
     check_encoder(pretrained.encoder, reference, name)
     is_pretrainer = LAYOUTS[name] == "pretrainer"
     assert description.pretraining_heads == (["masked_lm"] if is_pretrainer else [])
@@ -212,14 +213,15 @@ def test_written_as_huggingface_and_read_back(tmp_path, reference):
 def test_a_bert_tf_training_run_is_not_model_garden(tmp_path):
     import tensorflow as tf
 
-    from bert_tf.checkpoints import weight_map
     from bert_tf.checkpoints.registry import detect_format
     from bert_tf.configs import BertConfig
+    from bert_tf.models import BertEncoder, BertPretrainer
 
     config = BertConfig(vocab_size=63, hidden_size=16, num_hidden_layers=1,
                         num_attention_heads=2, intermediate_size=32)
-    encoder, heads = weight_map.build_models(config, ["masked_lm"])
-    checkpoint = tf.train.Checkpoint(encoder=encoder, **heads)
+    encoder = BertEncoder(config)
+    heads = BertPretrainer(encoder, use_next_sentence=False).checkpoint_items()
+    checkpoint = tf.train.Checkpoint(**heads)
     tf.train.CheckpointManager(checkpoint, str(tmp_path), max_to_keep=1,
                                checkpoint_name="ckpt").save()  # as training.checkpointing
     config.to_json_file(str(tmp_path / "bert_config.json"))

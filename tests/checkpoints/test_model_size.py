@@ -1,5 +1,5 @@
 """A config too big for the machine is refused in one line, for every format, before any
-weight is allocated (`checkpoints/model_size.py`, called by `weight_map.build_models`)."""
+weight is read (`checkpoints/model_size.py`, called by `weight_map.expected_shapes`)."""
 
 import json
 import os
@@ -78,12 +78,13 @@ EDITABLE = {"model_dir": _model_dir, "google_research": _google_research,
 
 
 def _forbid_building(monkeypatch):
-    """Makes building an encoder fail loudly: a refusal must come before any allocation."""
+    """Makes reading weights fail loudly: a refusal must come before any value is read (and
+    readers build no model at all)."""
 
-    def refuse(config):
-        raise AssertionError(f"an encoder was built for {config}")
+    def refuse(*args, **kwargs):
+        raise AssertionError("weights were read")
 
-    monkeypatch.setattr(weight_map, "BertEncoder", refuse)
+    monkeypatch.setattr(weight_map, "translate", refuse)
 
 
 def _assert_refused(error, config_file):

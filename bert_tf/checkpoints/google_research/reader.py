@@ -102,13 +102,12 @@ def read(path, do_lower_case=None, bert_config_file=None, vocab_file=None):
     config = BertConfig.from_json_file(bert_config_file)
     source = read_tf1_checkpoint(prefix)
     heads = [group for group, name in HEAD_VARIABLES.items() if name in source.shapes]
-    encoder, head_layers = weight_map.build_models(config, heads, bert_config_file)
+    shapes = weight_map.expected_shapes(config, heads, where=bert_config_file)
     rules = weight_map.expand(TABLE, config.num_hidden_layers, heads)
-    weights = weight_map.model_weights(encoder, *head_layers.values())
-    weight_map.assign_from(source, rules, weights, ignored=_IGNORED)
+    weights = weight_map.translate(source, rules, shapes, ignored=_IGNORED)
     logging.info("Read %d tensors from %s (heads: %s).", len(rules), prefix, heads or "none")
     return Pretrained(
-        format=NAME, path=prefix, config=config, encoder=encoder,
+        format=NAME, path=prefix, config=config, weights=weights,
         head="pretrainer" if heads else "encoder",
         vocab=FolderVocab(vocab_lib.load_vocab(vocab_file), vocab_file), lower_case=lower_case,
-        heads=head_layers, model_info={"source": NAME})
+        model_info={"source": NAME})

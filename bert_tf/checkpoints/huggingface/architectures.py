@@ -29,12 +29,10 @@ import dataclasses
 import os
 
 from bert_tf.checkpoints.huggingface import h5_file, safetensors_file, shards
-from bert_tf.checkpoints.weight_map import Rule
+from bert_tf.checkpoints.weight_map import TASK_HEAD, Rule
 from bert_tf.errors import CheckpointError
 
 CONFIG_FILE = "config.json"
-# Our name of the standalone task-head layer the folder's head is read into.
-TASK_HEAD = "task_head"
 # The PyTorch names of the tensors that say which pretraining heads a folder holds.
 PRETRAINING_KEYS = {"masked_lm": "cls.predictions.bias",
                     "next_sentence": "cls.seq_relationship.weight"}

@@ -4,7 +4,7 @@ into a `Pretrained`.
 Pretraining-head tensors are read whatever the architecture says (bert-base-uncased calls
 itself BertForMaskedLM and holds the NSP head too); every tensor must map to a weight, every
 shape must fit the config, and a missing one is an error naming the file and the key, as in
-`weight_map.assign_from`. Nothing is unpickled.
+`weight_map.translate`. Nothing is unpickled.
 
 Example:
 >>> pretrained = read("bert-sst2/")                                  # doctest: +SKIP
@@ -15,13 +15,12 @@ Example:
 
 import os
 
-import keras
 import numpy as np
 from absl import logging
 
 from bert_tf.checkpoints import weight_map
 from bert_tf.checkpoints.huggingface import architectures, safetensors_file
-from bert_tf.checkpoints.huggingface.architectures import ARCHITECTURES, CONFIG_FILE, TASK_HEAD
+from bert_tf.checkpoints.huggingface.architectures import ARCHITECTURES, CONFIG_FILE
 from bert_tf.checkpoints.huggingface.layout import NAME
 from bert_tf.checkpoints.huggingface.sentence_transformers import read_sentence_pooling
 from bert_tf.checkpoints.pretrained import Pretrained
@@ -91,13 +90,7 @@ def read(path, do_lower_case=None):
     if not names.tf:
         _check_tied(source)
 
-    encoder, head_layers = weight_map.build_models(config, heads, config_path)
-    rules = weight_map.expand(names.table, config.num_hidden_layers, heads)
-    weights = weight_map.model_weights(encoder, *head_layers.values())
-    if not has_pooler:
-        rules = [rule for rule in rules if not rule.target.startswith("pooler/")]
-        weights = {path: w for path, w in weights.items() if not path.startswith("pooler/")}
-    task_head = None
+    units = None
     if spec.task_head is not None:
         units = described["num_labels"]
         if spec.units is not None and units != spec.units:
@@ -105,12 +98,15 @@ def read(path, do_lower_case=None):
                 f"Checkpoint {source.where}: tensor "
                 f"`{source.label(names.head_kernel(spec.task_head))}` has {units} outputs; "
                 f"{architecture} has {spec.units}.")
-        task_head = keras.layers.Dense(units, dtype="float32", name=TASK_HEAD)
-        task_head.build((None, config.hidden_size))
+    shapes = weight_map.expected_shapes(config, heads, units, where=config_path)
+    rules = weight_map.expand(names.table, config.num_hidden_layers, heads)
+    if units is not None:
         rules += names.head_rules(spec.task_head)
-        weights.update(weight_map.model_weights(task_head))
-    weight_map.assign_from(source, rules, weights, ignored=safetensors_file.IGNORED
-                           + tuple(safetensors_file.TIED))
+    if not has_pooler:
+        rules = [rule for rule in rules if not rule.target.startswith("pooler/")]
+        shapes = {path: shape for path, shape in shapes.items() if not path.startswith("pooler/")}
+    weights = weight_map.translate(source, rules, shapes, ignored=safetensors_file.IGNORED
+                                   + tuple(safetensors_file.TIED))
     if not has_pooler and architecture == "BertModel":
         logging.warning("%s holds no pooler weights; the pooled output is untrained.",
                         source.where)
@@ -118,11 +114,11 @@ def read(path, do_lower_case=None):
     sentence_pooling = read_sentence_pooling(folder)
     logging.info("Read %s (%s, %d tensors).", source.where, architecture, len(rules))
     return Pretrained(
-        format=NAME, path=folder, config=config, encoder=encoder,
-        head=described["head"], vocab=vocab, lower_case=lower_case, heads=head_layers,
-        task_head=task_head, label_names=described["label_names"],
+        format=NAME, path=folder, config=config, weights=weights,
+        head=described["head"], vocab=vocab, lower_case=lower_case,
+        label_names=described["label_names"],
         problem_type=described["problem_type"],
         dropout_rate=dropout if isinstance(dropout, (int, float)) else None,
-        has_pooler=has_pooler, architecture=architecture, sentence_pooling=sentence_pooling,
+        architecture=architecture, sentence_pooling=sentence_pooling,
         max_seq_length=sentence_pooling and sentence_pooling.max_seq_length,
         model_info={"source": NAME})

@@ -49,7 +49,7 @@ def sentence_pretrained(pretrained, pooling=None, normalize=None, max_seq_length
         logging.warning("A sentence-transformers folder holds the encoder alone: %s's %s head "
                         "is not written.", pretrained.path or "the model", pretrained.head)
     return dataclasses.replace(
-        pretrained, head="encoder", heads={}, task_head=None, label_names=None,
+        pretrained, head="encoder", weights=pretrained.encoder_weights, label_names=None,
         problem_type=None, architecture="BertModel", max_seq_length=max_seq_length,
         sentence_pooling=SentencePooling(pooling, normalize, max_seq_length))
 

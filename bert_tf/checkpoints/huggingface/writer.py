@@ -82,31 +82,42 @@ def _model_vocab(preprocessor):
     return FolderVocab(tokens, None, preprocessor.lower_case), preprocessor.lower_case
 
 
+def _arrays(*layers, task_head=None):
+    """{our weight path: numpy array} of `layers`, and of `task_head` as `head/...`."""
+    weights = {path: variable.numpy()
+               for path, variable in weight_map.model_weights(*layers).items()}
+    if task_head is not None:
+        weights.update({f"{weight_map.TASK_HEAD}/{variable.path.rsplit('/', 1)[-1]}":
+                        variable.numpy() for variable in task_head.weights})
+    return weights
+
+
 def from_model(model):
-    """A `Pretrained` of an in-memory bert_tf model (its layers, not copies)."""
+    """A `Pretrained` of an in-memory bert_tf model (its weights as arrays)."""
     if isinstance(model, BertEncoder):
-        return Pretrained(None, None, model.config, model, "encoder", None, None)
+        return Pretrained(None, None, model.config, _arrays(model), "encoder", None, None)
     encoder = getattr(model, "encoder", None)
     if not isinstance(encoder, BertEncoder):
         raise TypeError(_TYPE_ERROR + f" received {type(model).__name__}.")
     vocab, lower_case = _model_vocab(getattr(model, "preprocessor", None))
-    common = dict(format=None, path=None, config=encoder.config, encoder=encoder,
-                  vocab=vocab, lower_case=lower_case)
+    common = dict(format=None, path=None, config=encoder.config, vocab=vocab,
+                  lower_case=lower_case)
     if isinstance(model, BertPretrainer):
         items = dict(model.checkpoint_items())
         items.pop("encoder")
-        return Pretrained(head="pretrainer", heads=items, **common)
+        return Pretrained(head="pretrainer", weights=_arrays(encoder, *items.values()), **common)
     for model_class, head in ((BertTokenClassifier, "token_classifier"),
                               (BertClassifier, "classifier"),
                               (BertSpanLabeler, "span_labeler"),
                               (BertMultipleChoice, "multiple_choice")):
         if isinstance(model, model_class):
             problem_type = getattr(model, "problem_type", None)
-            return Pretrained(head=head, task_head=model.head,
+            return Pretrained(head=head, weights=_arrays(encoder, task_head=model.head),
                               label_names=getattr(model, "label_names", None),
                               problem_type=problem_type if head == "classifier" else None,
                               **common)
-    return Pretrained(head="encoder", **common)  # SentenceEncoder and other encoder holders
+    # SentenceEncoder and other encoder holders.
+    return Pretrained(head="encoder", weights=_arrays(encoder), **common)
 
 
 _TYPE_ERROR = ("export_huggingface_checkpoint takes a model directory, a BertEncoder or a "

@@ -1,13 +1,13 @@
-"""Reads a keras-hub BERT preset into bert_tf layers, without keras-hub.
+"""Reads a keras-hub BERT preset's config and weights, without keras-hub.
 
-The backbone becomes a `BertEncoder` (`hidden_act` gelu_approximate, keras-hub's), a
+The backbone becomes the encoder's weights (`hidden_act` gelu_approximate, keras-hub's), a
 `BertTextClassifier`'s `logits` Dense the task head (what `TextClassifier.from_pretrained`
 keeps), a `BertMaskedLM`'s head the `masked_lm` pretraining head (exact GELU, LayerNorm
 epsilon 1e-5, as keras-hub computes it: the config's `masked_lm_hidden_act` and
 `masked_lm_layer_norm_eps`, so every model rebuilt from it, a model directory's included,
 computes the same), the tokenizer's vocabulary and `lowercase` the vocab
 and casing, and the preprocessor's `sequence_length` the `max_seq_length`. Every weight goes
-through `weights_file.TABLE` and `weight_map.assign_from` (shapes checked first, every tensor
+through `weights_file.TABLE` and `weight_map.translate` (shapes checked first, every tensor
 used once).
 
 Example:
@@ -18,7 +18,6 @@ Example:
 
 import os
 
-import keras
 from absl import logging
 
 from bert_tf.checkpoints import weight_map
@@ -29,9 +28,6 @@ from bert_tf.checkpoints.pretrained import Pretrained
 from bert_tf.checkpoints.tokenizer_json import FolderVocab
 from bert_tf.errors import CheckpointError
 from bert_tf.tokenization import vocab as vocab_lib
-
-# Our name of the standalone task-head layer the classifier's `logits` Dense is read into.
-TASK_HEAD = "task_head"
 
 
 def _weights_files(preset):
@@ -85,25 +81,21 @@ def read(path, do_lower_case=None):
     vocab = _vocab(preset)
     lower_case = vocab.choose_lower_case(do_lower_case)
     config = preset.config
-    encoder, heads = weight_map.build_models(
-        config, ["masked_lm"] if preset.task == preset_lib.MASKED_LM else [],
-        where=preset.path(preset_lib.CONFIG_FILE))
-    rules = weights_file.expand(config, list(heads))
-    weights = weight_map.model_weights(encoder, *heads.values())
-    task_head = None
-    if preset.task == preset_lib.CLASSIFIER:
-        task_head = keras.layers.Dense(preset.num_classes, dtype="float32", name=TASK_HEAD)
-        task_head.build((None, config.hidden_size))
-        rules += weights_file.classifier_rules(TASK_HEAD)
-        weights.update(weight_map.model_weights(task_head))
-    weight_map.assign_from(weights_file.read_weights(files, config), rules, weights)
+    heads = ["masked_lm"] if preset.task == preset_lib.MASKED_LM else []
+    classifier = preset.task == preset_lib.CLASSIFIER
+    shapes = weight_map.expected_shapes(config, heads,
+                                        preset.num_classes if classifier else None,
+                                        where=preset.path(preset_lib.CONFIG_FILE))
+    rules = weights_file.expand(config, heads)
+    if classifier:
+        rules += weights_file.classifier_rules(weight_map.TASK_HEAD)
+    weights = weight_map.translate(weights_file.read_weights(files, config), rules, shapes)
     logging.info("Read keras-hub preset %s (%s, %d tensors).", path,
                  preset.task or preset_lib.BACKBONE, len(rules))
     return Pretrained(
-        format=NAME, path=os.fspath(path), config=config, encoder=encoder,
-        head=HEADS[preset.task], vocab=vocab, lower_case=lower_case, heads=heads,
-        task_head=task_head,
-        problem_type="single_label_classification" if task_head is not None else None,
+        format=NAME, path=os.fspath(path), config=config, weights=weights,
+        head=HEADS[preset.task], vocab=vocab, lower_case=lower_case,
+        problem_type="single_label_classification" if classifier else None,
         dropout_rate=preset.dropout_rate, max_seq_length=preset.sequence_length,
         model_info={"source": NAME, "keras_hub_class": preset.task or preset_lib.BACKBONE})
 

@@ -111,7 +111,7 @@ def read_weights(folder_files, config):
       folder_files: `{prefix: path}`: `""` for `model.weights.h5`, `TASK` for
         `task.weights.h5` where the preset has one.
       config: the `BertConfig` of `config.json`: attention tensors split as it says read
-        as our `[H, H]` / `[H]`; any other shape is left for `weight_map.assign_from` to
+        as our `[H, H]` / `[H]`; any other shape is left for `weight_map.translate` to
         refuse by name.
 
     Raises:
@@ -128,11 +128,7 @@ def read_weights(folder_files, config):
         except OSError as error:
             raise CheckpointError(f"{path}: not a readable HDF5 file ({error}).") from None
         with handle as f:
-            try:
-                _walk(h5py, f, "", path, found)
-            except (RuntimeError, KeyError, OSError) as error:  # h5py on a damaged file
-                raise CheckpointError(f"{path}: a damaged or partly written HDF5 file "
-                                      f"({error}); download or write it again.") from None
+            _walk(h5py, f, "", path, found)
         for key, stored in found.items():
             name = prefix + key
             shapes[name] = tuple(stored)

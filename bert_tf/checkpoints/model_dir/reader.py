@@ -14,8 +14,8 @@ Example:
 
 import os
 
-import keras
 import tensorflow as tf
+from tensorflow.core.protobuf import trackable_object_graph_pb2
 
 from bert_tf.checkpoints import weight_map
 from bert_tf.checkpoints.huggingface.sentence_transformers import SentencePooling
@@ -37,7 +37,6 @@ from bert_tf.checkpoints.pretrained import Pretrained
 from bert_tf.checkpoints.tokenizer_json import FolderVocab
 from bert_tf.errors import CheckpointError, checkpoint_read_error
 from bert_tf.tokenization import vocab as vocab_lib
-
 
 # The `SentenceEncoder` poolings `model_info.json`'s `sentence_pooling` may name.
 SENTENCE_POOLINGS = ("cls", "cls_token", "mean", "max")
@@ -117,6 +116,52 @@ def _vocab(folder, info, do_lower_case):
                         info.get("do_lower_case"), where), lower_case)
 
 
+def _named_weights(prefix):
+    """`(reader, {our weight path: checkpoint key})` of the model weights in a TF2 checkpoint.
+
+    The object graph names each variable's Keras path (`full_name`), so no model is built to
+    read it: the encoder's and the pretraining heads' under their paths, the task head's (a
+    `Dense` of any name under the checkpoint key `head`) as `head/kernel` and `head/bias`;
+    optimizer slots and counters are left out.
+    """
+    try:
+        reader = tf.train.load_checkpoint(prefix)
+        graph = trackable_object_graph_pb2.TrackableObjectGraph.FromString(
+            reader.get_tensor("_CHECKPOINTABLE_OBJECT_GRAPH"))
+    except (IndexError, tf.errors.OpError, ValueError) as error:
+        raise checkpoint_read_error(prefix, error) from None
+    names = {}
+    for node in graph.nodes:
+        for attribute in node.attributes:
+            root = attribute.checkpoint_key.split("/")[0]
+            if root == weight_map.TASK_HEAD:
+                leaf = attribute.full_name.rsplit("/", 1)[-1]
+                names.setdefault(f"{weight_map.TASK_HEAD}/{leaf}", attribute.checkpoint_key)
+            elif root in ("encoder",) + weight_map.HEAD_GROUPS:
+                names.setdefault(attribute.full_name, attribute.checkpoint_key)
+    return reader, names
+
+
+def _read_weights(prefix, config, heads, num_labels, where):
+    """The checkpoint's weights of the encoder, `heads` and a task head of `num_labels`
+    outputs (None: none), as numpy arrays (`weight_map.translate`'s checks)."""
+    reader, names = _named_weights(prefix)
+    shapes = checkpoint_variables(prefix)
+
+    def read(name):
+        try:
+            return reader.get_tensor(names[name])
+        except (IndexError, tf.errors.OpError) as error:
+            raise checkpoint_read_error(prefix, error) from None
+
+    source = weight_map.TensorSource({name: shapes[key] for name, key in names.items()}, read,
+                                     where=prefix)
+    expected = weight_map.expected_shapes(config, heads, num_labels, where=where)
+    rules = [weight_map.Rule(name, name, False) for name in expected]
+    return weight_map.translate(source, rules, expected,
+                                ignored=[name for name in names if name not in expected])
+
+
 def read(path, do_lower_case=None):
     """Reads a model directory into a `Pretrained`: the encoder, the pretraining heads and
     the fine-tuned task head its checkpoint holds.
@@ -133,22 +178,16 @@ def read(path, do_lower_case=None):
     vocab, lower_case = _vocab(folder, info, do_lower_case)
     variables = checkpoint_variables(prefix)
     saved = {name.split("/")[0] for name in variables}
-    encoder, heads = weight_map.build_models(
-        config, [group for group in weight_map.HEAD_GROUPS if group in saved],
-        os.path.join(folder, CONFIG_NAME))
-    objects = dict(heads)
-    head = "pretrainer" if heads else "encoder"
+    heads = [group for group in weight_map.HEAD_GROUPS if group in saved]
+    head, num_labels = "pretrainer" if heads else "encoder", None
     if info.get("head") in TASK_HEADS and HEAD_BIAS in variables:
-        objects["head"] = keras.layers.Dense(variables[HEAD_BIAS][0], dtype="float32",
-                                             name="head")
-        objects["head"].build((None, config.hidden_size))
-        head = info["head"]
-    restore_model_dir(folder, encoder=encoder, **objects)
+        head, num_labels = info["head"], variables[HEAD_BIAS][0]
+    weights = _read_weights(prefix, config, heads, num_labels, os.path.join(folder, CONFIG_NAME))
     return Pretrained(
-        format=NAME, path=folder, config=config, encoder=encoder, head=head, vocab=vocab,
-        lower_case=lower_case, heads=heads, task_head=objects.get("head"),
+        format=NAME, path=folder, config=config, weights=weights, head=head, vocab=vocab,
+        lower_case=lower_case,
         label_names=_label_names(info) if head in ("classifier", "token_classifier") else None,
         problem_type=info.get("problem_type") if head == "classifier" else None,
-        has_pooler=True, max_seq_length=info.get("max_seq_length"),
+        max_seq_length=info.get("max_seq_length"),
         architecture=info.get("huggingface_architecture"),
         sentence_pooling=_sentence_pooling(info, folder), model_info=info)

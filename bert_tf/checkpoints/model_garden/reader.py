@@ -107,7 +107,7 @@ def _attention_shapes(config):
 def _source(layout, rules, config, prefix, skipped):
     """The `TensorSource` of the checkpoint: the table's objects under their table paths
     (attention weights flattened to `[H, H]`), every other variable but the `skipped` nodes
-    under its graph path (so that `weight_map.assign_from` names it as unused)."""
+    under its graph path (so that `weight_map.translate` names it as unused)."""
     graph = layout.graph
     roots = {_ENCODER: layout.encoder, _MASKED_LM: layout.masked_lm,
              _NEXT_SENTENCE_POOLER: layout.next_sentence_pooler}
@@ -179,9 +179,9 @@ def _pooler_rules(rules, layout, prefix, copy_pooler_dense_to_encoder):
                        .values())
 
 
-def read_models(layout, config, prefix, copy_pooler_dense_to_encoder=False,
-                config_file=CONFIG_NAME):
-    """Our encoder and masked-LM head (where the checkpoint has one), filled from `layout`.
+def read_weights(layout, config, prefix, copy_pooler_dense_to_encoder=False,
+                 config_file=CONFIG_NAME):
+    """Our encoder's and masked-LM head's (where the checkpoint has one) weights, from `layout`.
 
     Args:
       copy_pooler_dense_to_encoder: read the pooler from the next-sentence head's
@@ -189,7 +189,7 @@ def read_models(layout, config, prefix, copy_pooler_dense_to_encoder=False,
       config_file: the file `config` came from, named if it is too big to build.
 
     Returns:
-      `(encoder, heads)`, heads keyed as `BertPretrainer.checkpoint_items()`.
+      {our weight path: numpy array} (`weight_map.translate`).
 
     Raises:
       CheckpointError: an embedding projection, tensors missing, left over (named), shaped
@@ -200,16 +200,15 @@ def read_models(layout, config, prefix, copy_pooler_dense_to_encoder=False,
                               "(`embedding_width` unlike `hidden_size`); bert_tf's encoder "
                               "has none.")
     heads = ["masked_lm"] if layout.masked_lm is not None else []
-    encoder, head_layers = weight_map.build_models(config, heads, config_file)
+    shapes = weight_map.expected_shapes(config, heads, where=config_file)
     rules, skipped = _pooler_rules(weight_map.expand(TABLE, config.num_hidden_layers, heads),
                                    layout, prefix, copy_pooler_dense_to_encoder)
     source = _source(layout, rules, config, prefix, skipped)
-    weights = weight_map.model_weights(encoder, *head_layers.values())
     ignored = [name for name in source.shapes if name.split("/")[0] in _IGNORED_ROOTS]
-    weight_map.assign_from(source, rules, weights, ignored=ignored)
+    weights = weight_map.translate(source, rules, shapes, ignored=ignored)
     logging.info("Read %d tensors from %s (layout %s, heads: %s).", len(rules), prefix,
                  layout.name, heads or "none")
-    return encoder, head_layers
+    return weights
 
 
 def read(path, do_lower_case=None, copy_pooler_dense_to_encoder=False):
@@ -233,10 +232,9 @@ def read(path, do_lower_case=None, copy_pooler_dense_to_encoder=False):
         raise FileNotFoundError(f"{folder} has no {model_dir_lib.VOCAB_NAME}: the WordPiece "
                                 "vocabulary is needed to tokenize text.")
     vocab = FolderVocab(load_vocab(vocab_file), vocab_file)  # Model Garden records no casing
-    encoder, heads = read_models(
-        layout, config, prefix, copy_pooler_dense_to_encoder,
-        os.path.join(folder, model_dir_lib.CONFIG_NAME))
-    return Pretrained(NAME, os.fspath(path), config, encoder,
-                      "pretrainer" if heads else "encoder", vocab,
-                      vocab.choose_lower_case(do_lower_case), heads=heads,
+    weights = read_weights(layout, config, prefix, copy_pooler_dense_to_encoder,
+                           os.path.join(folder, model_dir_lib.CONFIG_NAME))
+    return Pretrained(NAME, os.fspath(path), config, weights,
+                      "pretrainer" if layout.masked_lm is not None else "encoder", vocab,
+                      vocab.choose_lower_case(do_lower_case),
                       model_info={"model_garden_layout": layout.name})

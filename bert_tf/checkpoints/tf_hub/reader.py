@@ -71,15 +71,14 @@ def read(path, do_lower_case=None, preprocess_dir=None):
     lower_case = vocab.choose_lower_case(do_lower_case)
     config = encoder_weights.infer_config(contents.variables, hidden_act(contents), path)
     heads = ["masked_lm"] if encoder_weights.has_masked_lm(contents.variables) else []
-    encoder, head_layers = weight_map.build_models(config, heads, path)
+    shapes = weight_map.expected_shapes(config, heads, where=path)
     rules = weight_map.expand(encoder_weights.TABLE, config.num_hidden_layers, heads)
     ignored = [name for name, key in contents.keys.items()
                if key in contents.root_variables.values()]
-    weight_map.assign_from(encoder_weights.tensor_source(contents), rules,
-                           weight_map.model_weights(encoder, *head_layers.values()),
-                           ignored=ignored)
+    weights = weight_map.translate(encoder_weights.tensor_source(contents), rules, shapes,
+                                   ignored=ignored)
     logging.info("Read %d variables from %s (heads: %s).", len(rules), path, heads or "none")
     return Pretrained(
-        format=NAME, path=os.fspath(path), config=config, encoder=encoder,
+        format=NAME, path=os.fspath(path), config=config, weights=weights,
         head="pretrainer" if heads else "encoder", vocab=vocab, lower_case=lower_case,
-        heads=head_layers, model_info={"source": NAME})
+        model_info={"source": NAME})
