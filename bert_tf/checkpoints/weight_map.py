@@ -11,6 +11,7 @@ models take them (`models/named_weights.py`).
 """
 
 import collections
+import sys
 
 import numpy as np
 
@@ -237,13 +238,27 @@ def translate(source, rules, shapes, ignored=()):
                 f"for weight `{rule.target}`.")
     values = {}
     for rule in rules:
-        value = np.asarray(source.read(rule.source))
+        value = _read(source, rule.source, where)
         if not np.isfinite(value.astype(np.float32)).all():
             raise CheckpointError(f"Checkpoint {where}: tensor `{source.label(rule.source)}` holds "
                                   "NaN or Inf values; nothing was converted (convert a checkpoint "
                                   "saved before training diverged).")
         values[rule.target] = value.T if rule.transpose else value
     return values
+
+
+def _read(source, name, where):
+    """A tensor's value; a file that fails to give it is named as damaged."""
+    tensorflow = sys.modules.get("tensorflow")  # TensorFlow's reader raises its own errors
+    read_errors = (OSError, IndexError, RuntimeError, *(
+        (tensorflow.errors.OpError,) if tensorflow else ()))
+    try:
+        return np.asarray(source.read(name))
+    except read_errors as error:
+        reason = str(error).strip().split("\n")[0] or type(error).__name__
+        raise CheckpointError(f"Checkpoint {where}: cannot read tensor `{source.label(name)}` "
+                              f"({reason}): a damaged or partly written file (an interrupted "
+                              "download?); download or write it again.") from None
 
 
 def export_to(rules, weights):

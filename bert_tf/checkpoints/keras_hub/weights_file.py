@@ -128,7 +128,11 @@ def read_weights(folder_files, config):
         except OSError as error:
             raise CheckpointError(f"{path}: not a readable HDF5 file ({error}).") from None
         with handle as f:
-            _walk(h5py, f, "", path, found)
+            try:
+                _walk(h5py, f, "", path, found)
+            except (RuntimeError, KeyError, OSError) as error:  # h5py on a damaged file
+                raise CheckpointError(f"{path}: a damaged or partly written HDF5 file "
+                                      f"({error}); download or write it again.") from None
         for key, stored in found.items():
             name = prefix + key
             shapes[name] = tuple(stored)
