@@ -113,4 +113,17 @@ def load_pretrained(path, do_lower_case=None, **options):
         casing that contradicts the folder's record.
     """
     path = os.fspath(path).rstrip(os.sep) or os.sep
-    return detect_format(path).read(path, do_lower_case=do_lower_case, **options)
+    pretrained = detect_format(path).read(path, do_lower_case=do_lower_case, **options)
+    _check_vocab_fits(pretrained, path)
+    return pretrained
+
+
+def _check_vocab_fits(pretrained, path):
+    """Refuses a vocab with more tokens than the embedding table has rows: its last ids would
+    fail at the first request that meets them (GatherV2), or read zeros on a GPU."""
+    vocab, rows = pretrained.vocab, pretrained.config.vocab_size
+    if vocab is not None and len(vocab.tokens) > rows:
+        raise CheckpointError(
+            f"{vocab.vocab_file or vocab.where or path}: {len(vocab.tokens)} tokens, but the "
+            f"checkpoint's word-embedding table has {rows} rows (vocab_size); use the vocab "
+            "that came with these weights.")
