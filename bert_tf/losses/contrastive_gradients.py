@@ -82,9 +82,12 @@ def _cached(loss, encode, flat, num_columns, variables, scale_loss, replay):
         embeddings = tf.stop_gradient(tf.cast(encode(chunk(index)), tf.float32))
         return index + 1, array.write(index, embeddings)
 
+    # One mini-batch at a time: while_loop runs up to 10 independent iterations at once by
+    # default, which holds as many mini-batches' activations as the plain loss would.
     _, array = tf.while_loop(
         lambda index, _: index < chunks, embed,
-        (tf.constant(0), tf.TensorArray(tf.float32, size=chunks, infer_shape=False)))
+        (tf.constant(0), tf.TensorArray(tf.float32, size=chunks, infer_shape=False)),
+        parallel_iterations=1)
     embeddings = array.concat()
     with tf.GradientTape() as tape:
         tape.watch(embeddings)
@@ -108,7 +111,8 @@ def _cached(loss, encode, flat, num_columns, variables, scale_loss, replay):
         return (index + 1, *[total + more[i] for total, i in zip(sums, present)])
 
     _, *sums = tf.while_loop(lambda index, *_: index < chunks, accumulate,
-                             (tf.constant(1), *[first[i] for i in present]))
+                             (tf.constant(1), *[first[i] for i in present]),
+                             parallel_iterations=1)
     gradients = [None] * len(variables)
     for i, total in zip(present, sums):
         gradients[i] = total
