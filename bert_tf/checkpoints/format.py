@@ -16,6 +16,8 @@ Example:
 import dataclasses
 from collections.abc import Callable
 
+from bert_tf.checkpoints import model_size
+
 
 @dataclasses.dataclass(frozen=True)
 class Format:
@@ -79,6 +81,8 @@ class FolderDescription:
       lower_case: the recorded casing, or None when the folder records none.
       max_position_embeddings: the longest input its position table takes, where its small
         files or variable shapes tell (None elsewhere).
+      config: the `BertConfig` its small files or variable shapes give (the sizes), or None
+        (a preprocessing model, a checkpoint without its config beside it).
     """
 
     path: str
@@ -95,6 +99,7 @@ class FolderDescription:
     vocab_size: int = None
     lower_case: bool = None
     max_position_embeddings: int = None
+    config: object = None
 
     def lines(self):
         """A few readable lines."""
@@ -103,6 +108,8 @@ class FolderDescription:
         if self.architecture or self.head:
             lines.append(f"  architecture: {self.architecture or '-'}"
                          + (f" (bert_tf head: {self.head})" if self.head else ""))
+        if self.config is not None:
+            lines.append(f"  sizes: {sizes(self.config)}")
         if self.num_labels is not None:
             head = f"  head: {self.num_labels} output{'s' * (self.num_labels != 1)}"
             if self.label_names:
@@ -120,3 +127,16 @@ class FolderDescription:
 
     def __str__(self):
         return "\n".join(self.lines())
+
+
+def sizes(config):
+    """A config's sizes and its encoder's weight count, in a line.
+
+    Example:
+    >>> sizes(BertConfig(vocab_size=30522))  # doctest: +SKIP
+    '12 layers, H=768, 12 heads, FFN 3072, vocab 30522, 512 positions, 109,482,240 weights'
+    """
+    return (f"{config.num_hidden_layers} layers, H={config.hidden_size}, "
+            f"{config.num_attention_heads} heads, FFN {config.intermediate_size}, "
+            f"vocab {config.vocab_size}, {config.max_position_embeddings} positions, "
+            f"{model_size.count_parameters(config):,} weights")

@@ -17,6 +17,7 @@ import tensorflow as tf
 
 from bert_tf.checkpoints import model_dir as model_dir_lib
 from bert_tf.checkpoints.format import FolderDescription
+from bert_tf.configs import BertConfig
 from bert_tf.errors import checkpoint_read_error
 
 NAME = "google_research"
@@ -67,8 +68,10 @@ def describe(path):
     heads = [head for head, name in HEAD_VARIABLES.items() if name in variables]
     vocab = os.path.join(os.path.dirname(prefix), model_dir_lib.VOCAB_NAME)
     positions = variables.get(POSITION_EMBEDDINGS)  # [P, H]
+    config_file = os.path.join(os.path.dirname(prefix), model_dir_lib.CONFIG_NAME)
     return FolderDescription(
         os.fspath(path), NAME, TITLE, weights=[os.path.basename(prefix) + ".*"],
         head="pretrainer" if heads else "encoder", pretraining_heads=heads,
         vocab=vocab if os.path.isfile(vocab) else None,
-        max_position_embeddings=positions[0] if positions else None)
+        max_position_embeddings=positions[0] if positions else None,
+        config=BertConfig.from_json_file(config_file) if os.path.isfile(config_file) else None)

@@ -17,6 +17,7 @@ from bert_tf.checkpoints.format import FolderDescription
 from bert_tf.checkpoints.huggingface import architectures, h5_file, safetensors_file
 from bert_tf.checkpoints.huggingface.architectures import CONFIG_FILE
 from bert_tf.checkpoints.tokenizer_json import TOKENIZER_FILE, read_folder_vocab
+from bert_tf.configs import BertConfig
 from bert_tf.file_io import read_json_object
 
 NAME = "huggingface"
@@ -63,4 +64,5 @@ def describe(path):
         pretraining_heads=head["pretraining_heads"],
         vocab=vocab.vocab_file or os.path.join(folder, TOKENIZER_FILE),
         vocab_size=len(vocab.tokens), lower_case=vocab.lower_case,
-        max_position_embeddings=values.get("max_position_embeddings"))
+        max_position_embeddings=values.get("max_position_embeddings"),
+        config=BertConfig.from_dict(values, source=config_path))

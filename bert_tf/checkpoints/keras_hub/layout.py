@@ -54,4 +54,4 @@ def describe(path):
         num_labels=preset.num_classes,
         pretraining_heads=["masked_lm"] if preset.task == preset_lib.MASKED_LM else [],
         vocab=preset.vocab_file, lower_case=preset.lower_case,
-        max_position_embeddings=preset.config.max_position_embeddings)
+        max_position_embeddings=preset.config.max_position_embeddings, config=preset.config)

@@ -159,12 +159,13 @@ def describe(path):
     prefix = model_checkpoint_path(folder)
     info = read_model_info(folder)
     variables = checkpoint_variables(prefix)
+    config = read_config(folder)
     description = FolderDescription(
         os.fspath(path), NAME, TITLE, weights=[os.path.basename(prefix) + ".*"],
         head=info.get("head"), architecture=info.get("huggingface_architecture"),
         label_names=info.get("label_names"), problem_type=info.get("problem_type"),
-        lower_case=info.get("do_lower_case"),
-        max_position_embeddings=read_config(folder).max_position_embeddings)
+        lower_case=info.get("do_lower_case"), config=config,
+        max_position_embeddings=config.max_position_embeddings)
     description.pretraining_heads = sorted(
         {name.split("/")[0] for name in variables} & set(weight_map.HEAD_GROUPS))
     if HEAD_BIAS in variables:

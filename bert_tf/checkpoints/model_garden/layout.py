@@ -183,6 +183,8 @@ def checkpoint_layout(path):
 def describe(path):
     """The layout, its model class and heads, and the vocab, from the object graph; the
     position table's length from `bert_config.json` (`read` checks the table against it)."""
+    from bert_tf.checkpoints.model_garden import reader  # the reader imports this module
+
     folder, prefix, layout = checkpoint_layout(path)
     vocab = os.path.join(folder, model_dir_lib.VOCAB_NAME)
     positions = read_json_object(
@@ -195,4 +197,5 @@ def describe(path):
         head="pretrainer" if layout.masked_lm is not None else "encoder",
         pretraining_heads=["masked_lm"] if layout.masked_lm is not None else [],
         vocab=vocab if os.path.isfile(vocab) else None,
-        max_position_embeddings=positions if isinstance(positions, int) else None)
+        max_position_embeddings=positions if isinstance(positions, int) else None,
+        config=reader.read_config(folder))

@@ -147,6 +147,7 @@ def describe(path):
         description.weights = [saved_model.VARIABLES_PREFIX + ".*"]
         description.architecture = _architecture(config)
         description.max_position_embeddings = config.max_position_embeddings
+        description.config = config
         description.pretraining_heads = (["masked_lm"] if encoder_weights.has_masked_lm(variables)
                                          else [])
         description.head = "pretrainer" if description.pretraining_heads else "encoder"
