@@ -31,7 +31,8 @@ directory gets a model_info.json with the head it holds and `do_lower_case` (fro
 A sentence-transformers folder's max_seq_length, pooling and normalization go with it to a
 model directory (model_info.json), a Hugging Face folder (its modules) and a keras-hub preset
 (max_seq_length only, as preprocessor.json's sequence_length; a warning names the pooling).
-A format's own flags (--bert_config_file and --vocab_file: google_research;
+A format's own flags (--bert_config_file and --vocab_file: google_research, --vocab_file: a
+keras_hub preset saved without its tokenizer;
 --copy_pooler_dense_to_encoder: model_garden; --preprocess_dir: tf_hub) are refused for others.
 --output_dir must not exist or be empty; a checkpoint with NaN or Inf weights is refused.
 """
@@ -54,7 +55,8 @@ flags.DEFINE_string("input", None, "The checkpoint folder (or TF1 checkpoint pre
 flags.DEFINE_string("bert_config_file", None, "google_research: bert_config.json "
                     "(default: beside the checkpoint).")
 flags.DEFINE_string("vocab_file", None, "google_research: vocab.txt (default: beside the "
-                    "checkpoint).")
+                    "checkpoint); keras_hub: the vocab of a preset saved without its "
+                    "tokenizer (backbone.save_to_preset).")
 flags.DEFINE_bool("copy_pooler_dense_to_encoder", None, "model_garden: read the pooler from "
                   "the next-sentence head's `next_sentence.pooler_dense` (what Model Garden's "
                   "pretraining trains) instead of the encoder's own.")

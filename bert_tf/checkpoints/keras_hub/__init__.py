@@ -15,6 +15,7 @@ FORMAT = Format(
     name=NAME, title=TITLE,
     layout="config.json (keras_hub>BertBackbone) + model.weights.h5 + tokenizer.json + "
            "assets/tokenizer/vocabulary.txt [+ task.json + task.weights.h5]",
-    recognise=recognise, describe=describe, read=read, write=write)
+    recognise=recognise, describe=describe, read=read, write=write,
+    options=("vocab_file",))  # a preset saved without its tokenizer
 
 __all__ = ["FORMAT", "read", "write"]

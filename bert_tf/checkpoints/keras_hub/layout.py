@@ -41,6 +41,16 @@ def recognise(folder):
     return isinstance(registered, str) and registered.startswith(preset_lib.PACKAGES)
 
 
+def _missing_vocab(preset):
+    """What the title says of a preset without its vocabulary ("" for one with it)."""
+    if preset.vocab_file:
+        return ""
+    if preset.has(preset_lib.TOKENIZER_FILE):
+        return f", {preset_lib.VOCAB_FILE} missing beside {preset_lib.TOKENIZER_FILE}"
+    return (f", saved without its tokenizer (no {preset_lib.VOCAB_FILE}: its encoder reads; "
+            "to tokenize or convert, give --vocab_file)")
+
+
 def describe(path):
     """A `FolderDescription` of a preset from its JSON files (no weights read)."""
     preset = preset_lib.read_preset(path)
@@ -49,7 +59,8 @@ def describe(path):
     return FolderDescription(
         path=os.fspath(path), format=NAME, weights=files,
         title=TITLE + (f", preprocessor sequence_length {preset.sequence_length}"
-                       if preset.sequence_length else ""),
+                       if preset.sequence_length else "")
+        + _missing_vocab(preset),
         architecture=preset.task or preset_lib.BACKBONE, head=HEADS[preset.task],
         num_labels=preset.num_classes,
         pretraining_heads=["masked_lm"] if preset.task == preset_lib.MASKED_LM else [],

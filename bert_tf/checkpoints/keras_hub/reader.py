@@ -52,12 +52,21 @@ def _weights_files(preset):
     return files
 
 
-def _vocab(preset):
-    """The tokenizer's `FolderVocab` (vocabulary.txt, casing from tokenizer.json)."""
+def _vocab(preset, vocab_file=None):
+    """The tokenizer's `FolderVocab` (vocabulary.txt, casing from tokenizer.json); for a
+    preset saved without its tokenizer (`backbone.save_to_preset`), `vocab_file`'s, or None
+    (its encoder reads without one)."""
+    if preset.vocab_file is not None and vocab_file is not None:
+        raise CheckpointError(f"keras-hub preset {preset.folder} has its own vocabulary "
+                              f"({preset.vocab_file}); drop --vocab_file.")
     if preset.vocab_file is None:
-        raise FileNotFoundError(
-            f"No {preset_lib.VOCAB_FILE} in keras-hub preset {preset.folder}: save the "
-            "tokenizer with it (`tokenizer.save_to_preset` or a task's `save_to_preset`).")
+        if preset.has(preset_lib.TOKENIZER_FILE):
+            raise FileNotFoundError(
+                f"No {preset_lib.VOCAB_FILE} in keras-hub preset {preset.folder}, beside its "
+                f"{preset_lib.TOKENIZER_FILE} (an interrupted copy?): save the preset again.")
+        if vocab_file is None:
+            return None
+        return FolderVocab(list(vocab_lib.load_vocab(vocab_file)), vocab_file=vocab_file)
     tokens = vocab_lib.load_vocab(preset.vocab_file)
     if len(tokens) > preset.config.vocab_size:
         raise CheckpointError(
@@ -68,18 +77,21 @@ def _vocab(preset):
                        where=preset.path(preset_lib.TOKENIZER_FILE))
 
 
-def read(path, do_lower_case=None):
+def read(path, do_lower_case=None, vocab_file=None):
     """Reads a keras-hub BERT preset into a `Pretrained`.
 
+    `vocab_file` gives the vocabulary of a preset saved without its tokenizer; without one
+    such a preset reads with `vocab` None (an encoder; tokenizing needs the vocabulary).
+
     Raises:
-      FileNotFoundError: no weights file, or no vocabulary.
+      FileNotFoundError: no weights file.
       CheckpointError: a preset of another architecture (named), a task or tokenizer bert_tf
         does not read, or weights unlike the config (file and dataset named).
     """
     preset = preset_lib.read_preset(path)
     files = _weights_files(preset)
-    vocab = _vocab(preset)
-    lower_case = vocab.choose_lower_case(do_lower_case)
+    vocab = _vocab(preset, vocab_file)
+    lower_case = vocab.choose_lower_case(do_lower_case) if vocab else do_lower_case
     config = preset.config
     heads = ["masked_lm"] if preset.task == preset_lib.MASKED_LM else []
     classifier = preset.task == preset_lib.CLASSIFIER
