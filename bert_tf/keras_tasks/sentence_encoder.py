@@ -128,3 +128,7 @@ class SentenceEncoder(ContrastiveTraining, UnlabelledTextTask, BertTaskModel):
 
     def checkpoint_items(self):
         return {"encoder": self.encoder}
+
+    def model_dir_extras(self):
+        """The pooling and normalization, so `from_pretrained(model_dir)` embeds as this does."""
+        return {"sentence_pooling": {"pooling": self.pooling, "normalize": self.normalize}}

@@ -10,6 +10,7 @@ must compute sentence-transformers' embeddings.
 import importlib.util
 import json
 import os
+import shutil
 
 import numpy as np
 import pytest
@@ -94,6 +95,26 @@ def test_a_model_directory_keeps_max_seq_length_pooling_and_normalization(
             np.testing.assert_array_equal(value, original[name], err_msg=name)
 
 
+def test_a_folder_saved_by_sentence_transformers_6_is_read(minilm_hf_dir, tmp_path):
+    # Its newer layout: longer module types, `pooling_mode`, max_seq_length in the tokenizer.
+    saved = os.path.join(TESTDATA, "sentence_transformers", "saved_by_sentence_transformers")
+    shutil.copytree(saved, tmp_path / "saved")
+    for name in ("model.safetensors", "vocab.txt", "tokenizer.json"):
+        os.symlink(os.path.join(minilm_hf_dir, name), tmp_path / "saved" / name)
+    assert read_sentence_pooling(str(tmp_path / "saved")) == SentencePooling("mean", True, 256)
+    assert load_pretrained(str(tmp_path / "saved")).max_seq_length == 256
+
+
+@pytest.mark.parametrize("mode", ["weightedmean", ["mean", "max"]])
+def test_a_pooling_mode_bert_tf_does_not_run_is_refused(tmp_path, mode):
+    saved = os.path.join(TESTDATA, "sentence_transformers", "saved_by_sentence_transformers")
+    shutil.copytree(saved, tmp_path / "saved")
+    with open(tmp_path / "saved" / "1_Pooling" / "config.json", "w") as f:
+        json.dump({"embedding_dimension": 384, "pooling_mode": mode}, f)
+    with pytest.raises(CheckpointError, match="is not a pooling bert_tf runs"):
+        read_sentence_pooling(str(tmp_path / "saved"))
+
+
 def test_a_keras_hub_preset_keeps_max_seq_length_and_names_the_pooling_it_drops(
         minilm_hf_dir, tmp_path, caplog):
     preset = str(tmp_path / "preset")
@@ -132,6 +153,14 @@ def test_a_sentence_encoders_settings_are_written(cased_model_dir, tmp_path):
     folder = write_sentence_transformers_folder(encoder, str(tmp_path / "st2"),
                                                 pooling="cls_token", max_seq_length=20)
     assert read_sentence_pooling(folder) == SentencePooling("cls_token", False, 20)
+
+
+def test_a_sentence_encoders_model_directory_keeps_its_pooling(cased_model_dir, tmp_path):
+    encoder = SentenceEncoder.from_pretrained(cased_model_dir, pooling="max", normalize=False,
+                                              max_seq_length=24)
+    encoder.save_model_dir(str(tmp_path / "saved"))
+    back = SentenceEncoder.from_pretrained(str(tmp_path / "saved"))
+    assert (back.pooling, back.normalize, back.preprocessor.seq_length) == ("max", False, 24)
 
 
 def test_what_sentence_transformers_cannot_load_is_refused(cased_model_dir, tmp_path):

@@ -7,6 +7,8 @@ masked max) and, optionally, `Normalize` (unit L2 norm). all-MiniLM-L6-v2 is mea
 at 256 tokens; BGE is [CLS] + Normalize at 512; others pool differently, so an embedding is
 only the model's when these files are followed. Modules bert_tf cannot run (a `Dense`
 projection, weighted-mean or last-token pooling) are refused by name rather than skipped.
+Folders sentence-transformers 6 saves are read too: module types by their longer paths, one
+`pooling_mode` name, `max_seq_length` as the tokenizer's `model_max_length`.
 
 `write_sentence_modules` writes these files back beside a Hugging Face folder's encoder, in
 the layout sentence-transformers 2 to 6 all load (the Hub's: `pooling_mode_*` switches,
@@ -35,6 +37,12 @@ _MODULE_PREFIX = "sentence_transformers.models."
 # [CLS] token's state, not the tanh pooler: bert_tf calls that "cls_token".
 _POOLING_MODES = {"pooling_mode_cls_token": "cls_token", "pooling_mode_mean_tokens": "mean",
                   "pooling_mode_max_tokens": "max"}
+# sentence-transformers 6 saves one `pooling_mode` name instead of the switches.
+_POOLING_NAMES = {"cls": "cls_token", "mean": "mean", "max": "max"}
+# sentence-transformers 6 keeps max_seq_length as the tokenizer's `model_max_length`;
+# transformers writes 1e30 for "no limit".
+TOKENIZER_CONFIG_FILE = "tokenizer_config.json"
+_NO_LIMIT = 10**9
 _UNSUPPORTED_MODES = ("pooling_mode_mean_sqrt_len_tokens", "pooling_mode_weightedmean_tokens",
                       "pooling_mode_lasttoken")
 
@@ -46,7 +54,8 @@ class SentencePooling:
     Attributes:
       pooling: "cls_token", "mean" or "max" (the `SentenceEncoder` pooling of the same name).
       normalize: whether a `Normalize` module follows the pooling.
-      max_seq_length: `sentence_bert_config.json`'s, or None when it records none.
+      max_seq_length: `sentence_bert_config.json`'s, else `tokenizer_config.json`'s
+        `model_max_length`, or None when neither records one.
     """
 
     pooling: str
@@ -67,6 +76,8 @@ def _pooling_mode(folder, module, path):
     if not os.path.isfile(config_path):
         raise CheckpointError(f"{path}: its Pooling module has no {config_path}.")
     config = read_json_object(config_path)
+    if "pooling_mode" in config:
+        return _pooling_name(config["pooling_mode"], config_path)
     unsupported = [key for key in _UNSUPPORTED_MODES if config.get(key)]
     if unsupported:
         raise CheckpointError(f"{config_path}: {unsupported[0]} is not a pooling bert_tf runs "
@@ -77,6 +88,28 @@ def _pooling_mode(folder, module, path):
                               f"be true (found {len(modes)}); bert_tf does not concatenate "
                               "poolings.")
     return modes[0]
+
+
+def _pooling_name(mode, config_path):
+    """bert_tf's pooling for sentence-transformers 6's `pooling_mode` (a name, or a list of
+    one)."""
+    modes = [mode] if isinstance(mode, str) else mode
+    if not (isinstance(modes, list) and len(modes) == 1 and modes[0] in _POOLING_NAMES):
+        raise CheckpointError(f"{config_path}: pooling_mode {mode!r} is not a pooling bert_tf "
+                              f"runs (it runs one of {', '.join(_POOLING_NAMES)}; it does not "
+                              "concatenate poolings).")
+    return _POOLING_NAMES[modes[0]]
+
+
+def _module_kind(module, path):
+    """`Transformer`, `Pooling`, `Normalize`, ... of a module's `type`: the Hub's
+    `sentence_transformers.models.X` or sentence-transformers 6's longer module paths."""
+    kind = module["type"]
+    if kind.startswith(_MODULE_PREFIX):
+        return kind.removeprefix(_MODULE_PREFIX)
+    if kind.startswith("sentence_transformers."):
+        return kind.rsplit(".", 1)[-1]
+    raise CheckpointError(f"{path}: module {kind!r} is not one of sentence-transformers'.")
 
 
 def _module_folder(folder, module, path):
@@ -90,10 +123,15 @@ def _module_folder(folder, module, path):
 
 
 def _max_seq_length(folder):
+    """`sentence_bert_config.json`'s `max_seq_length`, else (sentence-transformers 6) the
+    tokenizer's `model_max_length`, else None."""
     path = os.path.join(folder, SENTENCE_CONFIG_FILE)
-    if not os.path.isfile(path):
-        return None
-    value = read_json_object(path).get("max_seq_length")
+    value = read_json_object(path).get("max_seq_length") if os.path.isfile(path) else None
+    tokenizer_path = os.path.join(folder, TOKENIZER_CONFIG_FILE)
+    if value is None and os.path.isfile(tokenizer_path):
+        path, value = tokenizer_path, read_json_object(tokenizer_path).get("model_max_length")
+        if isinstance(value, (int, float)) and value >= _NO_LIMIT:
+            return None
     if value is None:
         return None
     if not isinstance(value, int) or isinstance(value, bool) or value < 3:
@@ -114,7 +152,7 @@ def read_sentence_pooling(folder):
         return None
     pooling, normalize = None, False
     for module in _read_modules(path):
-        kind = module["type"].removeprefix(_MODULE_PREFIX)
+        kind = _module_kind(module, path)
         if kind == "Transformer":
             continue
         if kind == "Pooling" and pooling is None and not normalize:
