@@ -82,12 +82,12 @@ class BertConfig:
                      "intermediate_size", "max_position_embeddings", "type_vocab_size"):
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
-                raise ConfigError(f"`{name}` must be a positive integer. Received: `{name}={value!r}`.")
+                raise ConfigError(f"`{name}` must be a positive integer. Received: "
+                                  f"`{name}={value!r}`.")
         if self.hidden_size % self.num_attention_heads:
-            raise ConfigError(
-                "`hidden_size` must be divisible by `num_attention_heads`. Received: "
-                f"`hidden_size={self.hidden_size}`, `num_attention_heads={self.num_attention_heads}`."
-            )
+            raise ConfigError("`hidden_size` must be divisible by `num_attention_heads`. "
+                              f"Received: `hidden_size={self.hidden_size}`, "
+                              f"`num_attention_heads={self.num_attention_heads}`.")
         for name in ("hidden_act", "masked_lm_hidden_act"):
             value = getattr(self, name)
             if name in _OPTIONAL_KEYS and value is None:

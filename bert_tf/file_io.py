@@ -53,7 +53,8 @@ def listdir(path):
 
 
 def glob(pattern):
-    """The paths matching `pattern` (`*`, `?`, `[...]`; a plain path matches itself if it exists)."""
+    """The paths matching `pattern` (`*`, `?`, `[...]`; a plain path matches itself if it
+    exists)."""
     gfile = _gfile(pattern)
     return gfile.glob(pattern) if gfile else glob_lib.glob(pattern)
 

@@ -22,7 +22,8 @@ def test_reads_google_research_config(tmp_path):
 
 def test_reads_hugging_face_config(minilm_hf_dir):
     config = BertConfig.from_json_file(f"{minilm_hf_dir}/config.json")
-    assert (config.num_hidden_layers, config.hidden_size, config.num_attention_heads) == (6, 384, 12)
+    assert (config.num_hidden_layers, config.hidden_size, config.num_attention_heads) == (6, 384,
+                                                                                          12)
     assert config.hidden_act == "gelu" and config.vocab_size == 30522
 
 

@@ -51,12 +51,14 @@ def test_refuse_existing_names_the_flag(tmp_path):
     file_io.refuse_existing(str(tmp_path / "absent"))
     file_io.refuse_existing(str(tmp_path))  # an empty folder is fine
     (tmp_path / "file").write_text("x")
-    with pytest.raises(file_io.OutputExistsError, match=r"--output_dir=.*already exists; nothing was"):
+    with pytest.raises(file_io.OutputExistsError,
+                       match=r"--output_dir=.*already exists; nothing was"):
         file_io.refuse_existing(str(tmp_path), flag="output_dir")
     assert isinstance(file_io.OutputExistsError("x"), FileExistsError)
 
 
-@pytest.mark.parametrize("data", [b"", b"a", b"a\n", b"\n\n", b"a\r\nb\rc\n\nd", b"x" * 70_000 + b"\ny"])
+@pytest.mark.parametrize("data", [b"", b"a", b"a\n", b"\n\n", b"a\r\nb\rc\n\nd", b"x" * 70_000
+                                  + b"\ny"])
 def test_bounded_lines_under_the_limit_are_the_lines(data):
     lines = list(file_io.bounded_lines(io.BytesIO(data), max_bytes=1 << 20, chunk_bytes=7))
     expected = [line.removesuffix(b"\r") for line in data.split(b"\n")]

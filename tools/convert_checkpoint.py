@@ -37,12 +37,15 @@ keras_hub preset saved without its tokenizer;
 --output_dir must not exist or be empty; a checkpoint with NaN or Inf weights is refused.
 """
 
-from bert_tf import cli  # first: quiets TensorFlow's C++ start-up lines
-
 from absl import flags  # noqa: E402
 
+from bert_tf import cli  # first: quiets TensorFlow's C++ start-up lines
 from bert_tf.checkpoints.convert import (  # noqa: E402
-    DEFAULT_TARGET, convert_checkpoint, source_names, target_names)
+    DEFAULT_TARGET,
+    convert_checkpoint,
+    source_names,
+    target_names,
+)
 from bert_tf.checkpoints.registry import describe_folder  # noqa: E402
 from bert_tf.errors import UserError  # noqa: E402
 

@@ -59,11 +59,11 @@ class FinetuningOptions:
                                  "included (at most the model's max_position_embeddings).",
                                  lower_bound=MIN_SEQ_LENGTH)
     padding: str = option("longest", "Width of each batch: longest (its longest sequence, a "
-                          "multiple of 8: least padding, for CPUs and GPUs), buckets (the "
-                          "smallest of 16, 32, 64, ... max_seq_length that holds it: a few "
-                          "shapes, each compiled once, for XLA on GPUs) or fixed (always "
-                          "max_seq_length: TPUs, which take one static shape). Unless fixed, training batches "
-                          "are sorted by length within shuffle windows.", choices=PADDINGS)
+                          "multiple of 8: least padding, for CPUs and GPUs), buckets (the smallest "
+                          "of 16, 32, 64, ... max_seq_length that holds it: a few shapes, each "
+                          "compiled once, for XLA on GPUs) or fixed (always max_seq_length: TPUs, "
+                          "which take one static shape). Unless fixed, training batches are sorted "
+                          "by length within shuffle windows.", choices=PADDINGS)
     packed_training: str = option(
         "auto", "Train on the real tokens only, not the padding (same values and gradients): "
         "true, false, or auto (true unless --distribution_strategy=tpu, whose shapes must be "

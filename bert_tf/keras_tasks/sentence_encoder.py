@@ -1,4 +1,5 @@
-"""SentenceEncoder: raw texts -> one embedding each (pooled [CLS], masked mean or max), for search."""
+"""SentenceEncoder: raw texts -> one embedding each (pooled [CLS], masked mean or max), for
+search."""
 
 import keras
 
@@ -7,8 +8,7 @@ from bert_tf.keras_tasks.sentence_training import ContrastiveTraining
 from bert_tf.keras_tasks.text_inputs import TaskInputError
 from bert_tf.keras_tasks.text_task import UnlabelledTextTask, check_preprocessor
 from bert_tf.models.bert_encoder import encoder_inputs
-from bert_tf.models.task_model import (BertTaskModel, call_encoder, check_encoder,
-                                        pooled_output)
+from bert_tf.models.task_model import BertTaskModel, call_encoder, check_encoder, pooled_output
 
 POOLINGS = ("cls", "cls_token", "mean", "max")
 # Added to padding before "max" pooling (sentence-transformers' value), so padding never wins.

@@ -18,12 +18,14 @@ from absl import logging
 from tensorflow.core.framework import summary_pb2
 
 from bert_tf.errors import StoppedBySignal, UserError
-from bert_tf.training.checkpointing import (TrainingCheckpoint, check_output_dir,
-                                            restore_init_checkpoint)
+from bert_tf.training.checkpointing import (
+    TrainingCheckpoint,
+    check_output_dir,
+    restore_init_checkpoint,
+)
 from bert_tf.training.distribution import check_batch_split, is_chief
 from bert_tf.training.optimization import current_learning_rate
 from bert_tf.training.train_step import ReplicaTrainStep, replica_eval_step
-
 
 # tf.summary.scalar lives in the tensorboard package, not a dependency here; this is the
 # scalar plugin's metadata that it would attach, so TensorBoard shows the same charts.
@@ -184,10 +186,13 @@ class Trainer:
 
     def __init__(self, strategy, model, loss_fn, optimizer, gradient_accumulation_steps=1,
                  jit_compile=False, step_class=ReplicaTrainStep):
-        if jit_compile and strategy.num_replicas_in_sync > 1 and not tf.config.list_logical_devices("GPU"):
+        several_cpus = (strategy.num_replicas_in_sync > 1
+                        and not tf.config.list_logical_devices("GPU"))
+        if jit_compile and several_cpus:
             raise ValueError("jit_compile (XLA) inside strategy.run over several CPU devices is "
                              "not supported by TensorFlow; use one_device or drop --enable_xla.")
-        self.strategy, self.model, self.loss_fn, self.optimizer = strategy, model, loss_fn, optimizer
+        self.strategy, self.model = strategy, model
+        self.loss_fn, self.optimizer = loss_fn, optimizer
         self.gradient_accumulation_steps = gradient_accumulation_steps
         with strategy.scope():
             optimizer.build(model.trainable_variables)

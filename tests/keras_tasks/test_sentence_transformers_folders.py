@@ -11,7 +11,10 @@ import os
 import numpy as np
 import pytest
 
-from bert_tf.checkpoints.huggingface.sentence_transformers import SentencePooling, read_sentence_pooling
+from bert_tf.checkpoints.huggingface.sentence_transformers import (
+    SentencePooling,
+    read_sentence_pooling,
+)
 from bert_tf.errors import CheckpointError
 from bert_tf.keras_tasks import SentenceEncoder
 
