@@ -43,16 +43,20 @@ demo: $(VENV)/.installed
 # Two workers (pytest-xdist): most tests wait on one core (a subprocess importing TensorFlow,
 # Python-side data work), so two overlap on a 2-core CI machine; worksteal evens out the tail.
 PYTEST := $(PY) -m pytest tests -q -n 2 --dist worksteal
+# The linter first (pyproject.toml configures it): under a second for the whole tree.
+RUFF := $(VENV)/bin/ruff check --quiet .
 # The markers of tests/conftest.py that `make check` leaves out: long runs, new interpreters,
 # the real MiniLM checkpoint, Beam pipelines (the Dask ones among them).
 CHECK_SKIPS := not slow and not subprocess and not minilm and not beam
 
 # The fast tier: unit and in-process tests on tiny configs.
 check: $(VENV)/.installed-test
+	$(RUFF)
 	$(PYTEST) -m "$(CHECK_SKIPS)"
 
 # Everything, as CI runs it (.ci/run), with the 25 slowest tests at the end.
 test: $(VENV)/.installed-test
+	$(RUFF)
 	$(PYTEST) --durations=25
 
 # The readers' fuzz tests (tests/fuzz) at 10,000 cases each; `make test` runs a few of each.
