@@ -20,9 +20,10 @@ FLOAT32_BYTES = 4
 GIB = 2 ** 30
 
 
-def count_parameters(config, heads=()):
-    """Weights of a `BertEncoder` for `config` and the pretraining `heads` (checkpoint keys:
-    `masked_lm`, `next_sentence`), from the sizes alone (nothing is built).
+def count_parameters(config, heads=(), num_labels=None):
+    """Weights of a `BertEncoder` for `config`, the pretraining `heads` (checkpoint keys:
+    `masked_lm`, `next_sentence`) and a task head of `num_labels` outputs, from the sizes alone
+    (nothing is built).
 
     Embeddings V*H + P*H + T*H + LayerNorm; per layer the Q, K, V, output projections
     (4*(H*H + H)), the feed-forward pair (H*I + I + I*H + H) and two LayerNorms; the pooler
@@ -41,6 +42,8 @@ def count_parameters(config, heads=()):
         count += dense + layer_norm + vocab
     if "next_sentence" in heads:
         count += 2 * hidden + 2
+    if num_labels:
+        count += (hidden + 1) * num_labels
     return count
 
 

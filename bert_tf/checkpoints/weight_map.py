@@ -11,6 +11,7 @@ models take them (`models/named_weights.py`).
 """
 
 import collections
+import math
 import sys
 
 import numpy as np
@@ -19,6 +20,9 @@ from bert_tf.checkpoints import model_size
 from bert_tf.errors import CheckpointError
 
 LAYER = "{layer}"
+_NAMED = 10  # missing tensors named one by one; the rest counted
+# Weights a config may describe beyond twice what its files hold (tiny test models).
+_SIZE_SLACK = 1 << 20
 
 # Our weight groups that belong to pretraining heads (checkpoint keys of BertPretrainer);
 # the rest (`embeddings`, `layer_N`, `pooler`) are the encoder's; a task head's is `head`.
@@ -127,20 +131,24 @@ def model_weights(*layers):
     return weights
 
 
-def expected_shapes(config, heads=(), num_labels=None, where="config"):
+def expected_shapes(config, heads=(), num_labels=None, where="config", source=None):
     """{our weight path: shape} of the encoder of `config`, the pretraining `heads` and a task
     head of `num_labels` outputs: what a reader's tensors must fill (the paths and shapes
     `BertEncoder`, `BertPretrainer.checkpoint_items()` and a `Dense` named `head` hold;
     tests/checkpoints/test_weight_map.py holds them equal).
 
     Every reader asks here before reading values, so a config too big for the machine is
-    refused first (`model_size`), naming `where`.
+    refused first (`model_size`), naming `where`; given the `source` the shapes are for, a
+    config that describes far more weights than it holds too (`check_stored_size`), before
+    its layers are expanded.
 
     Raises:
-      CheckpointError: weights that would not fit in memory, or a next-sentence head without
-        the masked-LM head.
+      CheckpointError: weights that would not fit in memory or that the source does not
+        hold, or a next-sentence head without the masked-LM head.
     """
     model_size.check_fits_memory(config, heads, where)
+    if source is not None:
+        check_stored_size(source, model_size.count_parameters(config, heads, num_labels))
     if heads and "masked_lm" not in heads:
         raise CheckpointError("A next-sentence head needs the masked-LM head too; found only "
                               f"{list(heads)}.")
@@ -198,6 +206,22 @@ def _check_covered(rules, weights, what):
         raise ValueError(f"{what}: the model has no weight(s) {unknown}.")
 
 
+def check_stored_size(source, needed):
+    """Refuses a config that describes `needed` weights, far more than `source`'s files hold.
+
+    `translate` asks before it looks at any tensor; `expected_shapes`, given the source,
+    before it expands the config's layers. A lying config (100,000 layers, a 40M
+    vocab, 10^12 classes beside a small checkpoint) is then one line, whatever the machine's
+    memory.
+    """
+    stored = sum(math.prod(shape) for shape in source.shapes.values())
+    if needed > 2 * stored + _SIZE_SLACK:
+        raise CheckpointError(
+            f"Checkpoint {source.where}: the config describes {needed:,} weights, but the files "
+            f"hold {stored:,}; the config does not belong to these weights (check its sizes: "
+            "num_hidden_layers, vocab_size, max_position_embeddings, the head's classes).")
+
+
 def translate(source, rules, shapes, ignored=()):
     """`source`'s tensors as our weights, by `rules`: {our weight path: numpy array}.
 
@@ -214,11 +238,14 @@ def translate(source, rules, shapes, ignored=()):
         unused, or a model weight is left unset; the message names them.
     """
     where = source.where
+    check_stored_size(source, sum(math.prod(shape) for shape in shapes.values()))
     _check_covered(rules, shapes, f"Checkpoint {where}")
     missing = [f"{source.label(rule.source)} (for {rule.target})" for rule in rules
                if rule.source not in source.shapes]
     if missing:
-        raise CheckpointError(f"Checkpoint {where} lacks tensor(s) {missing}, so these model "
+        named = missing[:_NAMED] + ([f"... {len(missing) - _NAMED} more"]
+                                    if len(missing) > _NAMED else [])
+        raise CheckpointError(f"Checkpoint {where} lacks tensor(s) {named}, so these model "
                          "weights would be left unset (check num_hidden_layers in the config).")
     unused = sorted(source.label(name) for name in
                     set(source.shapes) - {rule.source for rule in rules} - set(ignored))

@@ -69,7 +69,8 @@ def test_dispatcher_round_trip(tiny_hf_dir, tmp_path):
 def test_dispatcher_refuses_pointless_or_wrong_arguments(tmp_path):
     with pytest.raises(ValueError, match="is a copy"):
         convert_checkpoint("ours", str(tmp_path), "model_dir", str(tmp_path / "out"))
-    with pytest.raises(ValueError, match="google_research checkpoints only"):
+    with pytest.raises(ValueError, match="vocab_file applies to google_research and keras_hub "
+                                         "checkpoints only"):
         convert_checkpoint("huggingface", str(tmp_path), "model_dir", str(tmp_path / "out"),
                            vocab_file="vocab.txt")
     with pytest.raises(ValueError, match="sources are"):

@@ -98,7 +98,7 @@ def read(path, do_lower_case=None):
                 f"Checkpoint {source.where}: tensor "
                 f"`{source.label(names.head_kernel(spec.task_head))}` has {units} outputs; "
                 f"{architecture} has {spec.units}.")
-    shapes = weight_map.expected_shapes(config, heads, units, where=config_path)
+    shapes = weight_map.expected_shapes(config, heads, units, where=config_path, source=source)
     rules = weight_map.expand(names.table, config.num_hidden_layers, heads)
     if units is not None:
         rules += names.head_rules(spec.task_head)

@@ -95,13 +95,14 @@ def read(path, do_lower_case=None, vocab_file=None):
     config = preset.config
     heads = ["masked_lm"] if preset.task == preset_lib.MASKED_LM else []
     classifier = preset.task == preset_lib.CLASSIFIER
+    source = weights_file.read_weights(files, config)  # shapes only; values when translated
     shapes = weight_map.expected_shapes(config, heads,
                                         preset.num_classes if classifier else None,
-                                        where=preset.path(preset_lib.CONFIG_FILE))
+                                        where=preset.path(preset_lib.CONFIG_FILE), source=source)
     rules = weights_file.expand(config, heads)
     if classifier:
         rules += weights_file.classifier_rules(weight_map.TASK_HEAD)
-    weights = weight_map.translate(weights_file.read_weights(files, config), rules, shapes)
+    weights = weight_map.translate(source, rules, shapes)
     logging.info("Read keras-hub preset %s (%s, %d tensors).", path,
                  preset.task or preset_lib.BACKBONE, len(rules))
     return Pretrained(
