@@ -30,7 +30,7 @@ from bert_tf.file_io import OutputExistsError
 from bert_tf.keras_tasks import SentenceEncoder
 from bert_tf.models import BertEncoder
 from bert_tf.tokenization import vocab as vocab_lib
-from tests.entry_points import REPO, run_entry_point
+from tests.entry_points import REPO, call_entry_point
 from tests.fixtures import CASED_VOCAB, TESTDATA, write_tiny_model_dir
 
 WRITTEN = os.path.join(TESTDATA, "sentence_transformers", "written")
@@ -204,11 +204,10 @@ def test_tokenizer_json_reads_back(tmp_path, lower_case):
     assert (vocab.tokens, vocab.lower_case) == (tokens, lower_case)
 
 
-@pytest.mark.subprocess
 def test_convert_checkpoint_writes_a_sentence_transformers_folder(cased_model_dir, tmp_path):
     folder = tmp_path / "st"
-    result = run_entry_point("tools/convert_checkpoint.py", f"--input={cased_model_dir}",
-                             "--to=sentence_transformers", f"--output_dir={folder}")
+    result = call_entry_point("tools/convert_checkpoint.py", f"--input={cased_model_dir}",
+                              "--to=sentence_transformers", f"--output_dir={folder}")
     assert result.returncode == 0, result.stderr[-3000:]
     assert f"wrote {folder} (sentence_transformers)" in result.stdout
     assert read_sentence_pooling(str(folder)) == SentencePooling("mean", True, 64)
