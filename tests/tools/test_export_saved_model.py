@@ -4,7 +4,7 @@ import os
 
 import pytest
 
-from tests.entry_points import assert_user_error, call_entry_point, run_entry_point, snapshot
+from tests.entry_points import assert_user_error, call_entry_point, snapshot
 
 TOOL = "tools/export_saved_model.py"
 
@@ -43,13 +43,12 @@ def test_missing_model_dir(tmp_path):
     assert_user_error(result, str(tmp_path / "nope"))
 
 
-@pytest.mark.subprocess
 def test_existing_version_is_kept_byte_for_byte(tiny_model_dir, tmp_path):
     version = tmp_path / "export" / "1"
     version.mkdir(parents=True)
     (version / "saved_model.pb").write_bytes(b"old export")
     before = snapshot(str(tmp_path / "export"))
-    result = run_entry_point(TOOL, f"--model_dir={tiny_model_dir}", "--head=encoder",
-                      f"--export_dir={tmp_path / 'export'}", "--version=1")
+    result = call_entry_point(TOOL, f"--model_dir={tiny_model_dir}", "--head=encoder",
+                              f"--export_dir={tmp_path / 'export'}", "--version=1")
     assert_user_error(result, "already exists; nothing was overwritten")
     assert snapshot(str(tmp_path / "export")) == before
