@@ -22,11 +22,15 @@ import tensorflow as tf
 from bert_tf.checkpoints import model_dir as model_dir_lib
 from bert_tf.checkpoints.format import FolderDescription
 from bert_tf.checkpoints.model_garden.object_graph import read_object_graph
+from bert_tf.configs import BertConfig
 from bert_tf.errors import CheckpointError
 from bert_tf.file_io import read_json_object
 
 NAME = "model_garden"
 TITLE = "Model Garden TF2 checkpoint"
+# bert_config.json keys that Model Garden's `BertConfig` writes beside google-research's.
+EMBEDDING_SIZE = "embedding_size"
+_MODEL_GARDEN_KEYS = (EMBEDDING_SIZE, "backward_compatible")
 # Model Garden's class of each layout's model.
 _ARCHITECTURES = {"encoder": "BertEncoder", "model": "BertEncoder",
                   "pretrainer": "BertPretrainerV2"}
@@ -180,11 +184,33 @@ def checkpoint_layout(path):
     return folder, prefix, read_layout(prefix)
 
 
+def read_config(folder):
+    """The `BertConfig` of a Model Garden folder's `bert_config.json`.
+
+    Raises:
+      FileNotFoundError: no `bert_config.json`.
+      CheckpointError: an `embedding_size` unlike `hidden_size` (a projection bert_tf's
+        encoder lacks); ConfigError: keys or values `BertConfig` refuses.
+    """
+    path = os.path.join(folder, model_dir_lib.CONFIG_NAME)
+    if not os.path.isfile(path):
+        raise FileNotFoundError(f"{folder} has no {model_dir_lib.CONFIG_NAME}: the model's "
+                                "config is needed.")
+    values = read_json_object(path)
+    embedding_size = values.get(EMBEDDING_SIZE)
+    if embedding_size not in (None, values.get("hidden_size")):
+        raise CheckpointError(
+            f"{path}: `embedding_size={embedding_size}` differs from `hidden_size="
+            f"{values.get('hidden_size')}`; bert_tf's encoder has no embedding projection.")
+    values = {key: value for key, value in values.items() if key not in _MODEL_GARDEN_KEYS}
+    if values.get("hidden_act", "gelu") == "gelu":  # Model Garden's gelu is the tanh form
+        values["hidden_act"] = "gelu_new"
+    return BertConfig.from_dict(values, source=path)
+
+
 def describe(path):
     """The layout, its model class and heads, and the vocab, from the object graph; the
     position table's length from `bert_config.json` (`read` checks the table against it)."""
-    from bert_tf.checkpoints.model_garden import reader  # the reader imports this module
-
     folder, prefix, layout = checkpoint_layout(path)
     vocab = os.path.join(folder, model_dir_lib.VOCAB_NAME)
     positions = read_json_object(
@@ -198,4 +224,4 @@ def describe(path):
         pretraining_heads=["masked_lm"] if layout.masked_lm is not None else [],
         vocab=vocab if os.path.isfile(vocab) else None,
         max_position_embeddings=positions if isinstance(positions, int) else None,
-        config=reader.read_config(folder))
+        config=read_config(folder))

@@ -23,18 +23,14 @@ from bert_tf.checkpoints.model_garden.layout import (
     NAME,
     NEXT_SENTENCE_POOLER_KEY,
     checkpoint_layout,
+    read_config,
 )
 from bert_tf.checkpoints.pretrained import Pretrained
 from bert_tf.checkpoints.tokenizer_json import FolderVocab
 from bert_tf.checkpoints.weight_map import LAYER, Rule, dense_rules, norm_rules
-from bert_tf.configs import BertConfig
 from bert_tf.errors import CheckpointError
-from bert_tf.file_io import read_json_object
 from bert_tf.tokenization.vocab import load_vocab
 
-# bert_config.json keys that Model Garden's `BertConfig` writes beside google-research's.
-EMBEDDING_SIZE = "embedding_size"
-_MODEL_GARDEN_KEYS = (EMBEDDING_SIZE, "backward_compatible")
 # The object paths below the encoder / masked-LM nodes (`layout.Layout`).
 _ENCODER, _MASKED_LM = "encoder/", "masked_lm/"
 _BLOCK = f"{_ENCODER}_transformer_layers/{LAYER}/"
@@ -70,29 +66,6 @@ TABLE = (
 )
 # The masked LM's output embedding: the encoder's word embeddings, tied.
 _TIED_EMBEDDING = f"{_MASKED_LM}embedding_table"
-
-
-def read_config(folder):
-    """The `BertConfig` of a Model Garden folder's `bert_config.json`.
-
-    Raises:
-      FileNotFoundError: no `bert_config.json`.
-      CheckpointError: an `embedding_size` unlike `hidden_size` (a projection bert_tf's
-        encoder lacks); ConfigError: keys or values `BertConfig` refuses.
-    """
-    path = os.path.join(folder, CONFIG_NAME)
-    if not os.path.isfile(path):
-        raise FileNotFoundError(f"{folder} has no {CONFIG_NAME}: the model's config is needed.")
-    values = read_json_object(path)
-    embedding_size = values.get(EMBEDDING_SIZE)
-    if embedding_size not in (None, values.get("hidden_size")):
-        raise CheckpointError(
-            f"{path}: `embedding_size={embedding_size}` differs from `hidden_size="
-            f"{values.get('hidden_size')}`; bert_tf's encoder has no embedding projection.")
-    values = {key: value for key, value in values.items() if key not in _MODEL_GARDEN_KEYS}
-    if values.get("hidden_act", "gelu") == "gelu":  # Model Garden's gelu is the tanh form
-        values["hidden_act"] = "gelu_new"
-    return BertConfig.from_dict(values, source=path)
 
 
 def _attention_shapes(config):
