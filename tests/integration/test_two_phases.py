@@ -24,6 +24,7 @@ from bert_tf.models.bert_encoder import BertEncoder
 from bert_tf.training.options import PretrainingOptions
 from bert_tf.training.pretraining_runner import PretrainingInputError, prepare_pretraining
 from bert_tf.training.run_directory import release_output_dir
+from tests.entry_points import call_entry_point
 
 ROOT = os.path.join(os.path.dirname(__file__), "..", "..")
 CORPUS = os.path.join(ROOT, "bert_tf", "data", "corpus")
@@ -143,15 +144,12 @@ def _write_config(path, **changes):
     return str(path)
 
 
-@pytest.mark.subprocess
 def test_phase_2_with_another_activation_is_one_line_naming_both_configs(tmp_path,
                                                                          phase_1_model_dir):
     config = _write_config(tmp_path / "relu.json", hidden_act="relu")  # same shapes: would restore
     flags = {**COMMON, **PHASE_2, "bert_config_file": config, "init_checkpoint": phase_1_model_dir,
              "output_dir": tmp_path / "phase2"}
-    result = subprocess.run(_command(**flags), cwd=ROOT, capture_output=True, text=True,
-                            timeout=300, env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2",
-                                              "CUDA_VISIBLE_DEVICES": ""})
+    result = call_entry_point("bert_tf.run_pretraining", *_command(**flags)[3:])
     assert result.returncode != 0 and "Traceback" not in result.stderr
     errors = [line for line in result.stderr.splitlines() if "error" in line.lower()]
     assert errors == [
