@@ -62,7 +62,9 @@ class SentenceEncoder(ContrastiveTraining, UnlabelledTextTask, BertTaskModel):
       normalize: L2-normalize each embedding.
       preprocessor: a `BertPreprocessor`, or None to take token ids.
       truncate_dim: keep the first `truncate_dim` numbers of each embedding (before the
-        normalization), e.g. of a model trained with `bert_tf.losses.MatryoshkaLoss`.
+        normalization), e.g. of a model trained with `bert_tf.losses.MatryoshkaLoss`; kept
+        in sentence-transformers folders. sentence-transformers truncates after its
+        `Normalize`: the same directions and cosines, but not unit length.
 
     Example:
     >>> encoder = SentenceEncoder.from_pretrained("all-MiniLM-L6-v2/")  # doctest: +SKIP
@@ -115,6 +117,8 @@ class SentenceEncoder(ContrastiveTraining, UnlabelledTextTask, BertTaskModel):
             normalize = folder_pooling.normalize if normalize is None else normalize
             if max_seq_length is None:
                 max_seq_length = folder_pooling.max_seq_length
+            if folder_pooling.truncate_dim is not None:
+                kwargs.setdefault("truncate_dim", folder_pooling.truncate_dim)
         encoder, preprocessor, _ = cls.parts_of(pretrained, max_seq_length, padding)
         return cls(encoder, pooling="mean" if pooling is None else pooling,
                    normalize=True if normalize is None else normalize,

@@ -29,6 +29,8 @@ from bert_tf.file_io import read_json_object
 
 MODULES_FILE = "modules.json"
 SENTENCE_CONFIG_FILE = "sentence_bert_config.json"
+# The model's own settings (sentence-transformers 3+): bert_tf reads and writes `truncate_dim`.
+MODEL_CONFIG_FILE = "config_sentence_transformers.json"
 POOLING_CONFIG_FILE = "config.json"
 POOLING_PATH, NORMALIZE_PATH = "1_Pooling", "2_Normalize"
 
@@ -56,11 +58,14 @@ class SentencePooling:
       normalize: whether a `Normalize` module follows the pooling.
       max_seq_length: `sentence_bert_config.json`'s, else `tokenizer_config.json`'s
         `model_max_length`, or None when neither records one.
+      truncate_dim: `config_sentence_transformers.json`'s: the embedding's first dims kept
+        (a Matryoshka model's), or None for all.
     """
 
     pooling: str
     normalize: bool
     max_seq_length: int = None
+    truncate_dim: int = None
 
 
 def _read_modules(path):
@@ -140,6 +145,17 @@ def _max_seq_length(folder):
     return value
 
 
+def _truncate_dim(folder):
+    """`config_sentence_transformers.json`'s `truncate_dim`, else None."""
+    path = os.path.join(folder, MODEL_CONFIG_FILE)
+    value = read_json_object(path).get("truncate_dim") if os.path.isfile(path) else None
+    if value is not None and (not isinstance(value, int) or isinstance(value, bool)
+                              or value < 1):
+        raise CheckpointError(f"{path}: truncate_dim must be an integer >= 1 or null; "
+                              f"received {value!r}.")
+    return value
+
+
 def read_sentence_pooling(folder):
     """The `SentencePooling` of a sentence-transformers folder, or None for another folder.
 
@@ -165,7 +181,7 @@ def read_sentence_pooling(folder):
                                   "optionally Normalize).")
     if pooling is None:
         raise CheckpointError(f"{path}: no Pooling module after the Transformer.")
-    return SentencePooling(pooling, normalize, _max_seq_length(folder))
+    return SentencePooling(pooling, normalize, _max_seq_length(folder), _truncate_dim(folder))
 
 
 def _write_json(path, value):
@@ -179,7 +195,8 @@ def write_sentence_modules(folder, sentence_pooling, hidden_size):
 
     `modules.json` (Transformer, Pooling, and Normalize when `sentence_pooling.normalize`),
     `1_Pooling/config.json`, `2_Normalize/` and `sentence_bert_config.json` (its
-    `max_seq_length`; `do_lower_case` false: the tokenizer files hold the casing). The
+    `max_seq_length`; `do_lower_case` false: the tokenizer files hold the casing), and
+    `config_sentence_transformers.json` with the `truncate_dim` when there is one. The
     encoder's own files (`config.json`, weights, tokenizer) are the caller's.
 
     Raises:
@@ -209,3 +226,6 @@ def write_sentence_modules(folder, sentence_pooling, hidden_size):
         os.makedirs(os.path.join(folder, NORMALIZE_PATH), exist_ok=True)
     _write_json(os.path.join(folder, SENTENCE_CONFIG_FILE),
                 {"max_seq_length": sentence_pooling.max_seq_length, "do_lower_case": False})
+    if sentence_pooling.truncate_dim is not None:
+        _write_json(os.path.join(folder, MODEL_CONFIG_FILE),
+                    {"truncate_dim": sentence_pooling.truncate_dim})

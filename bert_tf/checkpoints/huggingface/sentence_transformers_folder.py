@@ -36,11 +36,14 @@ NAME = "sentence_transformers"
 DEFAULT_POOLING, DEFAULT_NORMALIZE = "mean", True
 
 
-def sentence_pretrained(pretrained, pooling=None, normalize=None, max_seq_length=None):
+def sentence_pretrained(pretrained, pooling=None, normalize=None, max_seq_length=None,
+                        truncate_dim=None):
     """`pretrained` as the encoder of a sentence-transformers folder: its `sentence_pooling`
-    set (the arguments, else its own, else mean + normalize at `sequence_length()`), and any
-    pretraining or task head left out (named in a warning)."""
+    set (the arguments, else its own, else mean + normalize at `sequence_length()`, all dims),
+    and any pretraining or task head left out (named in a warning)."""
     own = pretrained.sentence_pooling
+    if truncate_dim is None and own:
+        truncate_dim = own.truncate_dim
     pooling = pooling or (own.pooling if own else DEFAULT_POOLING)
     if normalize is None:
         normalize = own.normalize if own else DEFAULT_NORMALIZE
@@ -51,7 +54,7 @@ def sentence_pretrained(pretrained, pooling=None, normalize=None, max_seq_length
     return dataclasses.replace(
         pretrained, head="encoder", weights=pretrained.encoder_weights, label_names=None,
         problem_type=None, architecture="BertModel", max_seq_length=max_seq_length,
-        sentence_pooling=SentencePooling(pooling, normalize, max_seq_length))
+        sentence_pooling=SentencePooling(pooling, normalize, max_seq_length, truncate_dim))
 
 
 def write(pretrained, output_dir):
@@ -102,6 +105,7 @@ def write_sentence_transformers_folder(model, folder, *, pooling=None, normalize
         True.
       max_seq_length: the tokens sentence-transformers truncates to; None: the model's
         (a `SentenceEncoder`'s preprocessor, the folder's record), else 128.
+        A `SentenceEncoder`'s `truncate_dim` goes into `config_sentence_transformers.json`.
       exist_ok: write into a folder that holds other files (a training run's `output_dir`,
         beside its checkpoints); files of the same names are replaced.
 
@@ -125,6 +129,7 @@ def write_sentence_transformers_folder(model, folder, *, pooling=None, normalize
                         "pass a SentenceEncoder (with its preprocessor) or a checkpoint folder.")
     pretrained = sentence_pretrained(
         pretrained, pooling or own_pooling,
-        own_normalize if normalize is None else normalize, max_seq_length)
+        own_normalize if normalize is None else normalize, max_seq_length,
+        getattr(model, "truncate_dim", None))
     writer.write(pretrained, folder)
     return folder
