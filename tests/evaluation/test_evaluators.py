@@ -61,6 +61,8 @@ def test_the_callback_scores_every_epoch_into_the_logs(tiny_model_dir):
     assert history.history["sts_spearman_cosine"][-1] == pytest.approx(
         STSEvaluator(FIRST, SECOND, GOLD)(model)["sts_spearman_cosine"])
     assert [line.split(":")[0] for line in lines] == ["epoch 1"] * 2 + ["epoch 2"] * 2
+    assert callback.scores_by_epoch[0]["sts_spearman_cosine"] == pytest.approx(
+        history.history["sts_spearman_cosine"][0])
     assert lines[1].startswith("epoch 1: retrieval: ndcg@10 ")
 
 
