@@ -23,6 +23,8 @@
   python benchmarks/benchmark.py --what=finetune_peers --model_dir=/tmp/minilm \
       --hf_dir=<HF folder> --ref_python=.venv-ref/bin/python \
       --finetune_task=sentences --finetune_task=ner --seed=0 --seed=1 --seed=2
+  python benchmarks/benchmark.py --what=sentence_training --model_dir=$MINILM \
+      --ref_python=.venv-ref/bin/python --num_sentences=640 --seed=0
 
 Prints one JSON row per measurement. Peers (keras-hub, Hugging Face `tokenizers`) run in the
 same process where installed (`pip install -e '.[bench]'`), so ratios compare like with like
@@ -65,6 +67,7 @@ from benchmarks.keras_hub_masked_lm import keras_hub_masked_lm_runner  # noqa: E
 from benchmarks.mfu import model_flop_utilization  # noqa: E402
 from benchmarks.pretrain_step import pretrain_step_runner, synthetic_batch  # noqa: E402
 from benchmarks.real_sentences import bbc_news_sentences  # noqa: E402
+from benchmarks.sentence_training import benchmark_sentence_training  # noqa: E402
 from benchmarks.serving import HELD_OUT_TEXT, arrival_order_lines, benchmark_serving  # noqa: E402
 from benchmarks.serving_systems import SYSTEMS  # noqa: E402
 from benchmarks.step_profile import profile_step_ops  # noqa: E402
@@ -81,7 +84,8 @@ KERAS_HUB_PEER = "keras_hub_BertMaskedLM.fit"
 FLAGS = flags.FLAGS
 flags.DEFINE_enum("what", "encoder", ["encoder", "pretrain_step", "tokenize", "data",
                                       "text_pipeline", "export", "pretrain_quality", "finetune",
-                                      "fit_strings", "serving", "corpus", "finetune_peers"],
+                                      "fit_strings", "serving", "corpus", "finetune_peers",
+                                      "sentence_training"],
                   "Which hot path to measure.")
 flags.DEFINE_string("bert_config_file", "official_configs/bert_config_base.json",
                     "Model shape (bert_config.json) for encoder/pretrain_step.")
@@ -113,7 +117,7 @@ flags.DEFINE_integer("pipeline_batches", 250, "Text_pipeline: batches timed, aft
 flags.DEFINE_string("model_dir", None, "Export/finetune/serving: the model directory (e.g. the "
                     "converted MiniLM).")
 flags.DEFINE_integer("num_sentences", 4096, "Finetune/fit_strings: BBC News sentences to use; "
-                     "corpus: held-out lines.")
+                     "corpus: held-out lines; sentence_training: training pairs.")
 flags.DEFINE_string("hf_dir", None, "Serving, finetune_peers: the Hugging Face folder --model_dir "
                     "was converted from (the PyTorch and ONNX Runtime peers read it; "
                     "finetune_peers writes one from --model_dir without it).")
@@ -143,10 +147,19 @@ flags.DEFINE_multi_integer("real_tokens_seq_length", [128, 512], "Data: --max_se
                            "records whose real-token share (not padding) is measured, on the "
                            "shipped corpus and BBC News (repeat the flag).")
 flags.DEFINE_integer("num_steps", 1000, "Pretrain_quality: training steps of each run.")
-flags.DEFINE_multi_integer("seed", [1, 2, 3], "Pretrain_quality, finetune_peers: seeds (repeat "
-                           "the flag).")
+flags.DEFINE_multi_integer("seed", [1, 2, 3], "Pretrain_quality, finetune_peers, "
+                           "sentence_training: seeds (repeat the flag).")
 flags.DEFINE_string("work_dir", "/tmp/bert_tf_pretrain_quality",
-                    "Pretrain_quality: records and runs.")
+                    "Pretrain_quality: records and runs; sentence_training: pairs, trained "
+                    "folders and logs (default a new temporary folder).")
+flags.DEFINE_integer("num_queries", 300, "Sentence_training: held-out retrieval queries (the "
+                     "corpus: their passages and --num_distractors others).")
+flags.DEFINE_integer("num_distractors", 700, "Sentence_training: corpus passages beside the "
+                     "queries' own.")
+flags.DEFINE_integer("sts_pairs", None, "Sentence_training: STS-B test pairs scored (default "
+                     "all 1,379).")
+flags.DEFINE_integer("cached_batch_size", 256, "Sentence_training: batch of our cached-loss "
+                     "run, whose peak RSS is set beside the peer's batch 32 (0: no such run).")
 
 
 def _print(row):
@@ -331,6 +344,20 @@ def main(argv):
                 packed_training=[value == "true" for value in FLAGS.packed_training],
                 dtypes=FLAGS.dtype):
             _print(row)
+    elif FLAGS.what == "sentence_training":
+        if not FLAGS.model_dir:
+            raise app.UsageError("--what=sentence_training needs --model_dir (a "
+                                 "sentence-transformers folder both sides train from).")
+        _print(_machine())
+        work_dir = FLAGS["work_dir"].value if FLAGS["work_dir"].present else \
+            tempfile.mkdtemp(prefix="bert_tf_sentence_training_")
+        for row in benchmark_sentence_training(
+                FLAGS.model_dir, work_dir, FLAGS.seed, FLAGS.ref_python,
+                num_pairs=FLAGS.num_sentences, num_queries=FLAGS.num_queries,
+                num_distractors=FLAGS.num_distractors, sts_pairs=FLAGS.sts_pairs,
+                cached_batch_size=FLAGS.cached_batch_size):
+            _print(row)
+        _print({"what": "load_after", "load": os.getloadavg()[0]})
     elif FLAGS.what == "corpus":
         if not FLAGS.model_dir:
             raise app.UsageError("--what=corpus needs --model_dir.")
