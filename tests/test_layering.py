@@ -4,8 +4,10 @@ Each top-level module or package of bert_tf has a level; a module may import ber
 a strictly lower level (or of its own package). A new upward import (e.g. layers -> models,
 or a library package -> an entry point) fails here with the file and the import named.
 Inside `data/` the same holds one level down: the text readers sit below `records/` (offline)
-and `pipelines/` (online), which never import each other. Imports inside functions count:
-a lazy import is still a dependency, and an import circle through one still fails.
+and `pipelines/` (online), which never import each other. A package may also straddle the
+layers (`PART_LEVELS`): `checkpoints/`'s readers sit below `models/`, its building side above.
+Imports inside functions count: a lazy import is still a dependency, and an import circle
+through one still fails.
 """
 
 import ast
@@ -18,8 +20,8 @@ PACKAGE = os.path.join(os.path.dirname(__file__), "..", "bert_tf")
 # Bottom to top. Same level: siblings that never import each other.
 LEVELS = {
     "errors": 0, "options": 1, "dtype_policy": 1, "file_io": 1,
-    "configs": 2, "tokenization": 2, "layers": 3, "models": 4,
-    "metrics": 5, "losses": 5, "checkpoints": 6, "data": 6,
+    "configs": 2, "tokenization": 2, "checkpoints": 3, "layers": 3, "models": 4,
+    "metrics": 5, "losses": 5, "data": 6,
     "training": 7, "inference": 7, "export": 7, "finetuning": 8,
     "reporting": 9, "keras_tasks": 9, "evaluation": 9, "corpus_inference": 10,
     "cli": 11, "finetuning_cli": 12, "run_": 13,  # entry points: run_*.py
@@ -27,11 +29,13 @@ LEVELS = {
 # Upward imports allowed by name, each with its reason; each must stay inside a function
 # (so importing the lower package never loads the upper one) and is left out of the circle
 # search. (file under bert_tf/, imported module) -> reason.
-ALLOWED_UPWARD = {
-    ("models/bert_encoder.py", "bert_tf.checkpoints.registry.load_pretrained"):
-        "BertEncoder.from_pretrained reads every checkpoint format through the one registry, "
-        "as keras-hub's Backbone.from_preset reads through its converters; the readers build "
-        "models, so they cannot sit below them (docs/design.md, Checkpoints).",
+ALLOWED_UPWARD = {}
+# Parts of a package at their own level, above the package's (LEVELS): `checkpoints/`'s
+# readers (formats, registry, weight_map) return numpy weights below `models/`, which reads
+# through them (`BertEncoder.from_pretrained`); what builds models from them or starts from
+# Keras models sits above. A part may import its package's lower parts, not its higher ones.
+PART_LEVELS = {
+    "checkpoints": {"building": 5, "convert": 6, "__init__": 7},
 }
 # Inside a package: its parts, bottom to top (a part not listed imports nothing of its package).
 SUB_LEVELS = {
@@ -51,6 +55,11 @@ def _part(module_path):
     `document_reader`."""
     parts = module_path.split(os.sep)
     return parts[1].removesuffix(".py") if len(parts) > 1 else None
+
+
+def _level(unit, part):
+    """The level of a module of `unit` in its `part` (`PART_LEVELS`, else `LEVELS`)."""
+    return PART_LEVELS.get(unit, {}).get(part, LEVELS[unit])
 
 
 def _imported_modules(path):
@@ -113,16 +122,22 @@ def test_imports_point_down(relative, path):
     unit = _unit(relative)
     if unit == "__init__":  # bert_tf/__init__.py: the lazy public namespace, imports nothing
         return
+    part = _part(relative)
+    level = _level(unit, part)
     for line, target, target_part in _imports(path, relative):
         target_unit = "run_" if target.startswith("run_") else target
         if target_unit not in LEVELS:
             continue
+        target_level = _level(target_unit, target_part)
         if target_unit != unit:
-            assert LEVELS[target_unit] < LEVELS[unit], (
+            assert target_level < level, (
                 f"bert_tf/{relative}:{line} imports bert_tf.{target} "
-                f"(level {LEVELS[target_unit]}) from level {LEVELS[unit]} ({unit})")
+                f"(level {target_level}) from level {level} ({unit})")
             continue
-        levels, part = SUB_LEVELS.get(unit, {}), _part(relative)
+        assert target_level <= level, (
+            f"bert_tf/{relative}:{line} imports bert_tf.{unit}.{target_part} "
+            f"(level {target_level}) from level {level} ({unit}/{part})")
+        levels = SUB_LEVELS.get(unit, {})
         if part == target_part or part not in levels or target_part not in levels:
             continue
         assert levels[target_part] < levels[part], (

@@ -2,8 +2,9 @@
 
 `convert_checkpoint(source, input, target, output_dir)` reads `input` with the source
 format's `read` (detected from its files when `source` is None) into a `Pretrained` and hands
-it to the target format's `write`; every pair of `registry.FORMATS` works, the names the
-converter took before (`ours`, `model_dir`) included as aliases.
+it, its models built (`building.with_models`), to the target format's `write`; every pair
+of `registry.FORMATS` works, the names the converter took before (`ours`, `model_dir`)
+included as aliases.
 
 Example:
 >>> convert_checkpoint("google_research", "uncased_L-2_H-128_A-2/bert_model.ckpt",
@@ -11,6 +12,7 @@ Example:
 """
 
 from bert_tf.checkpoints import model_dir, registry
+from bert_tf.checkpoints.building import with_models
 from bert_tf.errors import CheckpointError
 from bert_tf.file_io import refuse_existing
 
@@ -72,6 +74,6 @@ def convert_checkpoint(source, input_path, target, output_dir, do_lower_case=Non
         raise CheckpointError("--do_lower_case is recorded in a model directory's "
                               f"model_info.json; it does not apply to --to={target}.")
     refuse_existing(output_dir, "output directory")
-    return writer.write(reader.read(input_path, do_lower_case=do_lower_case, **options),
-                        output_dir)
+    pretrained = reader.read(input_path, do_lower_case=do_lower_case, **options)
+    return writer.write(with_models(pretrained), output_dir)
 

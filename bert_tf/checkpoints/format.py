@@ -34,11 +34,11 @@ class Format:
         this format but one bert_tf refuses to read (a pickle-only Hugging Face folder).
       describe: `describe(path) -> FolderDescription` (format, architecture, head, labels,
         vocab, casing) from small files and weight headers only.
-      read: `read(path, do_lower_case=None, **options) -> Pretrained`: the weights built
-        into bert_tf layers. `do_lower_case` is the caller's casing, checked against the
-        folder's record; `options` are those named in `options`.
-      write: `write(pretrained, output_dir)`: writes a `Pretrained` in this format into a
-        new or empty `output_dir`; None where bert_tf does not write the format.
+      read: `read(path, do_lower_case=None, **options) -> Pretrained`: the config and
+        numpy weights, no model built. `do_lower_case` is the caller's casing, checked
+        against the folder's record; `options` are those named in `options`.
+      write: `write(pretrained, output_dir)`: writes a `building.PretrainedModels` in this
+        format into a new or empty `output_dir`; None where bert_tf does not write the format.
       aliases: other names the converter's flags accept (`ours` for `model_dir`).
       options: keyword arguments `read` takes beyond `do_lower_case` (google_research:
         `bert_config_file`, `vocab_file`); the converter refuses them for other formats.

@@ -1,50 +1,31 @@
 """`Pretrained`: a checkpoint of any format as its config and weights, what every reader returns.
 
-Every `Format.read` (registry.FORMATS) returns a `Pretrained`, every `Format.write` takes one,
-and every consumer (the converter, `BertEncoder.from_pretrained`, the Keras task models'
-`from_pretrained`) reads from one, whatever the folder was. A reader fills `weights`: numpy
-arrays under our variables' paths; the models take them (`models/named_weights.py`), built
-here on first use (`encoder`, `heads`, `task_head`, `build_model`).
+Every `Format.read` (registry.FORMATS) returns a `Pretrained`: numpy arrays under our
+variables' paths in `weights`, no model, so the readers sit below `models/` and
+`BertEncoder.from_pretrained` reads through them (`registry.read_pretrained`). The models
+take the arrays (`models/named_weights.py`); `building.PretrainedModels`, above `models/`,
+builds them on first use (what `load_pretrained` returns and every `Format.write` takes).
 
 Example:
->>> pretrained = load_pretrained("bert-sst2/")          # doctest: +SKIP
+>>> pretrained = read_pretrained("bert-sst2/")          # doctest: +SKIP
 >>> pretrained.head, pretrained.label_names              # doctest: +SKIP
 ('classifier', ['negative', 'positive'])
->>> classifier = pretrained.build_model()                # doctest: +SKIP
 >>> preprocessor = pretrained.preprocessor()             # doctest: +SKIP
 """
 
 import dataclasses
-import functools
 
 from bert_tf.checkpoints.tokenizer_json import FolderVocab
+from bert_tf.checkpoints.weight_map import HEAD_GROUPS, TASK_HEAD
 from bert_tf.configs import BertConfig
-from bert_tf.models import (
-    BertClassifier,
-    BertEncoder,
-    BertMultipleChoice,
-    BertPretrainer,
-    BertSpanLabeler,
-    BertTokenClassifier,
-)
-from bert_tf.models.bert_pretrainer import pretraining_heads
-from bert_tf.models.named_weights import (
-    HEAD_GROUPS,
-    TASK_HEAD,
-    build_task_head,
-    encoder_part,
-    group,
-)
 
 # The packed length when the folder records none: the entry points' --max_seq_length default.
 DEFAULT_MAX_SEQ_LENGTH = 128
-# The bert_tf model class of each task head (`model_dir.HEADS`) that takes a class count.
-_LABELLED_MODELS = {"classifier": BertClassifier, "token_classifier": BertTokenClassifier}
 
 
 @dataclasses.dataclass
 class Pretrained:
-    """A checkpoint's config and weights, whatever its format; its models built on first use.
+    """A checkpoint's config and weights, whatever its format (no model built).
 
     Attributes:
       format: the `Format.name` it was read as (None: an in-memory model).
@@ -104,28 +85,15 @@ class Pretrained:
     @property
     def pretraining_heads(self):
         """The pretraining heads held (`masked_lm`, `next_sentence`), no model built."""
-        held = {group(path) for path in self.weights}
+        held = {path.split("/")[0] for path in self.weights}
         return [key for key in HEAD_GROUPS if key in held]
 
     @property
     def encoder_weights(self):
         """The encoder's `weights` alone (no pretraining or task head)."""
-        return encoder_part(self.weights)
-
-    @functools.cached_property
-    def encoder(self):
-        """The `BertEncoder` of `config` with the encoder's `weights`."""
-        return BertEncoder.from_weights(self.config, self.weights, where=self.path or "weights")
-
-    @functools.cached_property
-    def heads(self):
-        """The pretraining heads held on `encoder`, keyed as `BertPretrainer.checkpoint_items()`."""
-        return pretraining_heads(self.encoder, self.weights, where=self.path or "weights")
-
-    @functools.cached_property
-    def task_head(self):
-        """The fine-tuned task head as a built float32 `Dense` named `head`, or None."""
-        return build_task_head(self.weights, where=self.path or "weights")
+        heads = HEAD_GROUPS + (TASK_HEAD,)
+        return {path: value for path, value in self.weights.items()
+                if path.split("/")[0] not in heads}
 
     def sequence_length(self, max_seq_length=None):
         """The packed length: the caller's, else the folder's, else 128 capped at
@@ -161,31 +129,3 @@ class Pretrained:
             info["sentence_pooling"] = {"pooling": self.sentence_pooling.pooling,
                                         "normalize": self.sentence_pooling.normalize}
         return info
-
-    def build_model(self, num_choices=None):
-        """The bert_tf model of `head` on `encoder`, head weights copied in.
-
-        `encoder` gives the `BertEncoder`; `pretrainer` a `BertPretrainer`; the task heads
-        `BertClassifier`, `BertTokenClassifier`, `BertSpanLabeler` and `BertMultipleChoice`
-        (which needs `num_choices`, the choices per example).
-        """
-        if self.head == "encoder":
-            return self.encoder
-        if self.head == "pretrainer":
-            model = BertPretrainer(self.encoder,
-                                   use_next_sentence="next_sentence" in self.heads)
-            for key, layer in self.heads.items():
-                getattr(model, key).set_weights(layer.get_weights())
-            return model
-        if self.head == "multiple_choice":
-            if num_choices is None:
-                raise ValueError("A multiple-choice checkpoint builds a BertMultipleChoice: "
-                                 "pass num_choices (choices per example).")
-            model = BertMultipleChoice(self.encoder, num_choices, dropout_rate=self.dropout_rate)
-        elif self.head == "span_labeler":
-            model = BertSpanLabeler(self.encoder)
-        else:
-            model = _LABELLED_MODELS[self.head](self.encoder, self.num_labels,
-                                                dropout_rate=self.dropout_rate)
-        model.head.set_weights(self.task_head.get_weights())
-        return model

@@ -1,7 +1,7 @@
 """The one list of checkpoint formats bert_tf reads and writes, and the lookups over it.
 
 `FORMATS` lists one `Format` per module, explicitly (no registration by import side effect);
-`detect_format`, `describe_folder`, `load_pretrained` and `convert.convert_checkpoint` go
+`detect_format`, `describe_folder`, `read_pretrained` and `convert.convert_checkpoint` go
 through it, so nothing outside `bert_tf/checkpoints/` names a format. The first format whose
 `recognise` accepts a path is its format (the test over the list checks that no fixture is
 recognised by two). To add a format: `checkpoints/ADDING_A_FORMAT.md`.
@@ -14,7 +14,7 @@ bert-sst2/: Hugging Face folder, safetensors (model.safetensors)
   architecture: BertForSequenceClassification (bert_tf head: classifier)
   head: 2 outputs, labels negative, positive (single_label_classification)
   vocab: bert-sst2/vocab.txt (30522 tokens), lower case
->>> encoder = load_pretrained("bert-sst2/").encoder     # doctest: +SKIP
+>>> weights = read_pretrained("bert-sst2/").weights     # doctest: +SKIP
 """
 
 import os
@@ -98,8 +98,9 @@ def describe_folder(path):
     return description
 
 
-def load_pretrained(path, do_lower_case=None, **options):
-    """Reads `path`, of any format in `FORMATS`, into a `Pretrained` (nothing is written).
+def read_pretrained(path, do_lower_case=None, **options):
+    """Reads `path`, of any format in `FORMATS`, into a `Pretrained`: its config, numpy
+    weights and vocab, no model built (`building.load_pretrained` adds the models).
 
     Args:
       path: the checkpoint folder (or file, or TF checkpoint prefix).

@@ -20,7 +20,7 @@ import tensorflow as tf
 from absl import logging
 
 from bert_tf.checkpoints import model_dir as model_dir_lib
-from bert_tf.checkpoints.registry import load_pretrained
+from bert_tf.checkpoints.building import load_pretrained
 from bert_tf.export import op_audit
 from bert_tf.export.batching import write_batching_parameters
 from bert_tf.export.choice_serving import MultipleChoiceServing

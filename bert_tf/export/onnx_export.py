@@ -152,7 +152,7 @@ def _read_tokens(vocab_file):
 
 def source_of_folder(folder):
     """An `OnnxSource` of any checkpoint folder bert_tf reads (`load_pretrained`)."""
-    from bert_tf.checkpoints.registry import load_pretrained
+    from bert_tf.checkpoints.building import load_pretrained
 
     pretrained = load_pretrained(folder)
     held, pooling = pretrained.head, None

@@ -3,7 +3,7 @@ search."""
 
 import keras
 
-from bert_tf.checkpoints.registry import load_pretrained
+from bert_tf.checkpoints.building import load_pretrained
 from bert_tf.keras_tasks.sentence_training import ContrastiveTraining
 from bert_tf.keras_tasks.text_inputs import TaskInputError
 from bert_tf.keras_tasks.text_task import UnlabelledTextTask, check_preprocessor

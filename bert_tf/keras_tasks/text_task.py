@@ -17,8 +17,8 @@ import numpy as np
 import tensorflow as tf
 from absl import logging
 
+from bert_tf.checkpoints.building import load_pretrained
 from bert_tf.checkpoints.model_dir import write_model_dir
-from bert_tf.checkpoints.registry import load_pretrained
 from bert_tf.export import export_saved_model
 from bert_tf.file_io import refuse_existing
 from bert_tf.keras_tasks.text_inputs import TaskInputError, text_dataset

@@ -319,9 +319,9 @@ class BertEncoder(keras.Model):
         """Builds the encoder of any checkpoint folder bert_tf reads, weights loaded.
 
         A model directory, a Hugging Face folder, a google-research checkpoint, and every
-        other format of `checkpoints.registry.FORMATS`, through the same `load_pretrained`
-        as the Keras task models; heads the folder holds are dropped. `kwargs` are the
-        constructor's (`packed_inference`, `remat`, ...).
+        other format of `checkpoints.registry.FORMATS`, through `read_pretrained` (config and
+        numpy weights; the readers sit below the models); heads the folder holds are dropped.
+        `kwargs` are the constructor's (`packed_inference`, `remat`, ...).
 
         Raises:
           FileNotFoundError: no such folder, or a file its format needs.
@@ -331,10 +331,11 @@ class BertEncoder(keras.Model):
         Example:
         >>> encoder = BertEncoder.from_pretrained("all-MiniLM-L6-v2/")  # doctest: +SKIP
         """
-        # Checkpoints sit above models; the one upward import tests/test_layering.py allows.
-        from bert_tf.checkpoints.registry import load_pretrained
+        # Here, not at the top: the package `bert_tf.checkpoints` also exports its building
+        # side (`checkpoints/building.py`), which imports the models.
+        from bert_tf.checkpoints.registry import read_pretrained
 
-        pretrained = load_pretrained(folder)
+        pretrained = read_pretrained(folder)
         return cls.from_weights(pretrained.config, pretrained.weights, where=pretrained.path,
                                 **kwargs)
 

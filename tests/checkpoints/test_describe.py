@@ -10,9 +10,10 @@ import numpy as np
 import pytest
 from safetensors.numpy import load_file
 
+from bert_tf.checkpoints.building import load_pretrained
 from bert_tf.checkpoints.convert import convert_checkpoint
 from bert_tf.checkpoints.huggingface import read as load_huggingface_task
-from bert_tf.checkpoints.registry import FORMATS, describe_folder, detect_format, load_pretrained
+from bert_tf.checkpoints.registry import FORMATS, describe_folder, detect_format
 from bert_tf.errors import CheckpointError
 from tests.checkpoints.conftest import edit_config, folder_of, list_in_index
 from tests.checkpoints.test_huggingface_tasks import FOLDERS, _copy

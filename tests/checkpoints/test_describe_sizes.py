@@ -23,7 +23,7 @@ def test_every_format_describes_the_sizes_its_reader_builds(tmp_path, folder):
         path = os.path.join(TESTDATA, folder)
     described = registry.describe_folder(path)
     casing = True if described.lower_case is None else described.lower_case
-    read = registry.load_pretrained(path, do_lower_case=casing)
+    read = registry.read_pretrained(path, do_lower_case=casing)
     assert sizes(described.config) == sizes(read.config)
     assert f"  sizes: {sizes(read.config)}" in str(described).splitlines()
 

@@ -19,7 +19,8 @@ import pytest
 from safetensors.numpy import load_file
 
 from bert_tf.checkpoints import registry
-from bert_tf.checkpoints.registry import FORMATS, describe_folder, detect_format, load_pretrained
+from bert_tf.checkpoints.building import load_pretrained
+from bert_tf.checkpoints.registry import FORMATS, describe_folder, detect_format
 from bert_tf.errors import CheckpointError
 from tests.fixtures import MODEL_GARDEN, TESTDATA
 

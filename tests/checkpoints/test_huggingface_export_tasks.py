@@ -8,9 +8,13 @@ import pytest
 from safetensors.numpy import load_file
 
 from bert_tf.checkpoints import convert_huggingface_checkpoint, export_huggingface_checkpoint
-from bert_tf.checkpoints.huggingface import read as load_huggingface_task
 from bert_tf.checkpoints.model_dir import read_model_info
-from tests.checkpoints.test_huggingface_tasks import FOLDERS, folder_of, run_task
+from tests.checkpoints.test_huggingface_tasks import (
+    FOLDERS,
+    folder_of,
+    load_huggingface_task,
+    run_task,
+)
 
 PT_FIXTURES = sorted({name for name, fmt in FOLDERS if fmt == "pt"})
 

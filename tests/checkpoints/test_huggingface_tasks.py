@@ -13,7 +13,8 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from bert_tf.checkpoints.huggingface import read as load_huggingface_task
+from bert_tf.checkpoints import huggingface
+from bert_tf.checkpoints.building import with_models
 from bert_tf.checkpoints.tokenizer_json import read_folder_vocab, write_vocab
 from bert_tf.errors import CheckpointError
 from tests.checkpoints.conftest import edit_config, edit_safetensors, folder_of
@@ -29,6 +30,11 @@ FOLDERS = [(name, fmt) for name in ("bert_model", "pretraining", "masked_lm",
     ("sequence_classification", "sharded_pt"), ("pretraining", "sharded_tf")]
 # (fixture, single-file suffix, sharded suffix): the same model saved both ways.
 SHARDED = [("sequence_classification", "pt", "sharded_pt"), ("pretraining", "tf", "sharded_tf")]
+
+
+def load_huggingface_task(folder):
+    """The Hugging Face reader's `Pretrained` of `folder`, its models built on first use."""
+    return with_models(huggingface.read(folder))
 
 
 def run_task(task, ids):

@@ -12,7 +12,7 @@ import h5py
 import numpy as np
 import pytest
 
-from bert_tf.checkpoints import registry
+from bert_tf.checkpoints import building, registry
 from bert_tf.checkpoints.convert import convert_checkpoint
 from bert_tf.checkpoints.keras_hub import layout as keras_hub_layout
 from bert_tf.checkpoints.keras_hub import writer
@@ -38,7 +38,7 @@ def texts():
 
 @pytest.fixture(scope="module")
 def read_fixtures():
-    return {name: registry.load_pretrained(os.path.join(FIXTURES, name))
+    return {name: building.load_pretrained(os.path.join(FIXTURES, name))
             for name in ("backbone", "classifier", "masked_lm")}
 
 
@@ -117,7 +117,7 @@ def test_masked_lm_head_settings_survive_a_model_directory(references, tmp_path)
     convert_checkpoint(None, os.path.join(FIXTURES, "masked_lm"), "model_dir", model_dir)
     restored = BertPretrainer(BertEncoder(read_config(model_dir)), use_next_sentence=False)
     restore_model_dir(model_dir, **restored.checkpoint_items())  # as fill_mask and export do
-    models = {"build_model": registry.load_pretrained(model_dir).build_model(),
+    models = {"build_model": building.load_pretrained(model_dir).build_model(),
               "MaskedLM.from_pretrained": MaskedLM.from_pretrained(model_dir),
               "restore_model_dir": restored}
     for name, model in models.items():
@@ -133,7 +133,7 @@ def test_masked_lm_head_settings_survive_a_hugging_face_folder(references, tmp_p
     with caplog.at_level("WARNING"):
         convert_checkpoint(None, os.path.join(FIXTURES, "masked_lm"), "huggingface", hf_dir)
     assert "head computes gelu and 1e-05" in caplog.text
-    logits = registry.load_pretrained(hf_dir).build_model()(
+    logits = building.load_pretrained(hf_dir).build_model()(
         _masked_lm_inputs(references))["mlm_logits"]
     np.testing.assert_allclose(logits.numpy(), references["masked_lm/logits"], atol=TOLERANCE)
 
@@ -157,7 +157,7 @@ def test_describe_names_task_head_vocab_casing_and_sequence_length():
 def test_write_then_read_gives_the_same_weights(read_fixtures, tmp_path, name):
     pretrained = read_fixtures[name]
     writer.write(pretrained, str(tmp_path / "preset"))
-    again = registry.load_pretrained(str(tmp_path / "preset"))
+    again = building.load_pretrained(str(tmp_path / "preset"))
     layers = [(pretrained.encoder, again.encoder)]
     if pretrained.task_head is not None:
         layers.append((pretrained.task_head, again.task_head))
@@ -172,7 +172,7 @@ def test_write_then_read_gives_the_same_weights(read_fixtures, tmp_path, name):
 
 def test_roberta_preset_is_refused_by_name():
     with pytest.raises(CheckpointError, match="RobertaBackbone preset, not BERT"):
-        registry.load_pretrained(os.path.join(FIXTURES, "roberta"))
+        building.load_pretrained(os.path.join(FIXTURES, "roberta"))
 
 
 def test_distilbert_preset_is_refused_by_name(tmp_path):
@@ -191,7 +191,7 @@ def test_missing_file_is_named(tmp_path, name, missing):
     path = _copy(tmp_path, name)
     os.remove(path / missing)
     with pytest.raises(FileNotFoundError, match=os.path.basename(missing)):
-        registry.load_pretrained(str(path))
+        building.load_pretrained(str(path))
 
 
 def test_weights_unlike_config_are_refused_by_tensor(tmp_path):
@@ -201,7 +201,7 @@ def test_weights_unlike_config_are_refused_by_tensor(tmp_path):
     (path / "config.json").write_text(json.dumps(config))
     with pytest.raises(CheckpointError, match="_feedforward_intermediate_dense/vars/0` has "
                                               "shape \\[16, 32\\]"):
-        registry.load_pretrained(str(path))
+        building.load_pretrained(str(path))
 
 
 def test_attention_split_unlike_num_heads_is_refused(tmp_path):
@@ -210,7 +210,7 @@ def test_attention_split_unlike_num_heads_is_refused(tmp_path):
     config["config"]["num_heads"] = 4
     (path / "config.json").write_text(json.dumps(config))
     with pytest.raises(CheckpointError, match="query_dense/vars/0` has shape \\[16, 2, 8\\]"):
-        registry.load_pretrained(str(path))
+        building.load_pretrained(str(path))
 
 
 def test_unused_tensor_is_refused_by_name(tmp_path):
@@ -218,7 +218,7 @@ def test_unused_tensor_is_refused_by_name(tmp_path):
     with h5py.File(path / "model.weights.h5", "a") as f:
         f.create_dataset("layers/extra/vars/0", data=np.zeros([3], np.float32))
     with pytest.raises(CheckpointError, match="layers/extra/vars/0"):
-        registry.load_pretrained(str(path))
+        building.load_pretrained(str(path))
 
 
 def test_softmax_classifier_is_refused(tmp_path):
@@ -227,12 +227,12 @@ def test_softmax_classifier_is_refused(tmp_path):
     task["config"]["activation"] = "softmax"
     (path / "task.json").write_text(json.dumps(task))
     with pytest.raises(CheckpointError, match="task.json: `activation` is 'softmax'"):
-        registry.load_pretrained(str(path))
+        building.load_pretrained(str(path))
 
 
 def test_casing_flag_contradicting_tokenizer_is_refused():
     with pytest.raises(CheckpointError, match="contradicts .*tokenizer.json"):
-        registry.load_pretrained(os.path.join(FIXTURES, "classifier"), do_lower_case=False)
+        building.load_pretrained(os.path.join(FIXTURES, "classifier"), do_lower_case=False)
 
 
 def test_writer_refuses_a_head_keras_hub_lacks_and_writes_nothing(read_fixtures, tmp_path):
@@ -274,7 +274,7 @@ def test_convert_checkpoint_tool_both_ways(tmp_path, references):
     result = run_tool("convert_checkpoint", "--from=ours", "--to=keras_hub",
                       f"--input={model_dir}", f"--output_dir={preset}")
     assert result.returncode == 0, result.stderr[-3000:]
-    pretrained = registry.load_pretrained(str(preset))
+    pretrained = building.load_pretrained(str(preset))
     inputs = _encoder_inputs(references, "classifier")
     logits = pretrained.build_model()(inputs).numpy()
     np.testing.assert_allclose(logits, references["classifier/logits"], atol=TOLERANCE)
@@ -296,11 +296,11 @@ def test_sharded_weights_are_refused_in_one_line(tmp_path):
     os.remove(path / "model.weights.h5")
     (path / "model.weights.json").write_text('{"weight_map": {}}')
     with pytest.raises(CheckpointError, match="sharded keras-hub weights"):
-        registry.load_pretrained(str(path))
+        building.load_pretrained(str(path))
 
 
 def test_lower_casing_without_accent_stripping_is_read_with_a_warning(caplog):
     with caplog.at_level("WARNING"):
-        pretrained = registry.load_pretrained(os.path.join(FIXTURES, "backbone"))
+        pretrained = building.load_pretrained(os.path.join(FIXTURES, "backbone"))
     assert pretrained.lower_case is True
     assert "without stripping accents" in caplog.text

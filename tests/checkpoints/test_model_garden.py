@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 from bert_tf.checkpoints import model_garden
+from bert_tf.checkpoints.building import with_models
 from bert_tf.checkpoints.model_garden.layout import find_prefix
 from bert_tf.errors import CheckpointError
 from tests.entry_points import call_entry_point
@@ -64,7 +65,7 @@ def test_each_layout_reads_as_model_garden_computes(name, reference):
     assert model_garden.recognise(folder(name))
     description = model_garden.describe(folder(name))
     assert description.title == f"Model Garden TF2 checkpoint, `{LAYOUTS[name]}` layout"
-    pretrained = model_garden.read(folder(name), do_lower_case=True)
+    pretrained = with_models(model_garden.read(folder(name), do_lower_case=True))
     assert pretrained.config.hidden_act == "gelu_new"  # Model Garden's gelu is the tanh form
     # The position table's length, which the corpus launcher checks --max_seq_length against.
     with open(os.path.join(folder(name), "bert_config.json")) as f:
@@ -86,8 +87,8 @@ def test_each_layout_reads_as_model_garden_computes(name, reference):
 def test_next_sentence_pooler_is_copied_into_the_encoder_when_asked(reference):
     description = model_garden.describe(folder("pretrainer_nsp"))
     assert "next_sentence.pooler_dense" in description.architecture
-    pretrained = model_garden.read(folder("pretrainer_nsp"), do_lower_case=True,
-                                   copy_pooler_dense_to_encoder=True)
+    pretrained = with_models(model_garden.read(folder("pretrainer_nsp"), do_lower_case=True,
+                                               copy_pooler_dense_to_encoder=True))
     check_encoder(pretrained.encoder, reference, "pretrainer_nsp",
                   pooled="next_sentence_pooled_output")
     with pytest.raises(CheckpointError, match="holds no `next_sentence.pooler_dense`"):
@@ -157,7 +158,7 @@ def test_masked_lm_and_text_classifier_from_pretrained(reference):
 
 @pytest.mark.slow
 def test_tool_describes_converts_detected_and_refuses_in_one_line(tmp_path, reference):
-    from bert_tf.checkpoints.registry import load_pretrained
+    from bert_tf.checkpoints.building import load_pretrained
 
     # --describe and the refusal run the tool's `__main__` in this process (the same exit code,
     # stdout and stderr; --describe in a fresh interpreter: test_describe.py::test_describe_cli).
@@ -200,10 +201,12 @@ def test_recognised_by_one_registry_format_only(name):
 
 
 def test_written_as_huggingface_and_read_back(tmp_path, reference):
-    from bert_tf.checkpoints.registry import find_format, load_pretrained
+    from bert_tf.checkpoints.building import load_pretrained, with_models
+    from bert_tf.checkpoints.registry import find_format
 
     output = str(tmp_path / "hf")
-    find_format("huggingface").write(model_garden.read(folder("encoder"), do_lower_case=True),
+    find_format("huggingface").write(with_models(model_garden.read(folder("encoder"),
+                                                                   do_lower_case=True)),
                                      output)
     back = load_pretrained(output)
     assert back.format == "huggingface" and back.head == "encoder"

@@ -9,7 +9,7 @@ import shutil
 import pytest
 
 from bert_tf.checkpoints import model_size, weight_map
-from bert_tf.checkpoints.registry import load_pretrained
+from bert_tf.checkpoints.building import load_pretrained
 from bert_tf.configs import BertConfig
 from bert_tf.errors import CheckpointError
 from bert_tf.models.bert_encoder import BertEncoder

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from bert_tf.checkpoints import registry
+from bert_tf.checkpoints import building, registry
 from bert_tf.checkpoints.tf_hub import encoder_weights, layout, reader, saved_model
 from bert_tf.errors import CheckpointError
 from tests.entry_points import call_entry_point
@@ -33,7 +33,7 @@ def reference():
 
 @pytest.fixture(scope="module")
 def pretrained():
-    return registry.load_pretrained(ENCODER)
+    return building.load_pretrained(ENCODER)
 
 
 def _inputs(reference, kind):
@@ -99,8 +99,8 @@ def test_describe_encoder_and_preprocess():
 
 def test_preprocess_model_gives_vocab_and_casing_but_no_weights():
     with pytest.raises(CheckpointError, match="holds vocab and casing but no weights"):
-        registry.load_pretrained(PREPROCESS)
-    pretrained = registry.load_pretrained(ENCODER, preprocess_dir=PREPROCESS)
+        building.load_pretrained(PREPROCESS)
+    pretrained = building.load_pretrained(ENCODER, preprocess_dir=PREPROCESS)
     assert pretrained.lower_case is True
     with pytest.raises(CheckpointError, match="a TF Hub encoder, not a preprocessing"):
         reader.read(ENCODER, preprocess_dir=ENCODER)
@@ -108,7 +108,7 @@ def test_preprocess_model_gives_vocab_and_casing_but_no_weights():
 
 def test_casing_contradiction_refused():
     with pytest.raises(CheckpointError, match="do_lower_case"):
-        registry.load_pretrained(ENCODER, do_lower_case=False)
+        building.load_pretrained(ENCODER, do_lower_case=False)
 
 
 def test_not_bert_saved_model_refused_naming_its_signatures():
@@ -152,7 +152,7 @@ def test_damaged_variables_refused_in_one_line(tmp_path):
     data = folder / "variables" / "variables.data-00000-of-00001"
     data.write_bytes(data.read_bytes()[:100])
     with pytest.raises(CheckpointError, match="damaged or half-written"):
-        registry.load_pretrained(str(folder))
+        building.load_pretrained(str(folder))
     (folder / "saved_model.pb").write_bytes(b"\x0a\xff\xff")
     with pytest.raises(CheckpointError, match="saved_model.pb: not a readable SavedModel"):
         registry.describe_folder(str(folder))
@@ -204,4 +204,4 @@ def test_an_uncased_bert_tf_preprocessor_export_is_read_as_uncased(tmp_path):
     module = PreprocessorModule(os.path.join(ENCODER, "assets", "vocab.txt"), seq_length=16)
     tf.saved_model.save(module, str(tmp_path), signatures=module.signatures())
     assert layout.inspect(str(tmp_path)).lower_case is True
-    assert registry.load_pretrained(ENCODER, preprocess_dir=str(tmp_path)).lower_case
+    assert building.load_pretrained(ENCODER, preprocess_dir=str(tmp_path)).lower_case

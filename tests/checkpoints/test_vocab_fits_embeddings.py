@@ -20,9 +20,9 @@ TESTDATA = os.path.join(os.path.dirname(os.path.dirname(__file__)), "testdata")
 def test_a_vocab_longer_than_the_embedding_table_is_refused(tmp_path, folder, vocab):
     copy = str(tmp_path / "folder")
     shutil.copytree(os.path.join(TESTDATA, folder), copy)
-    rows = registry.load_pretrained(copy, do_lower_case=True).config.vocab_size
+    rows = registry.read_pretrained(copy, do_lower_case=True).config.vocab_size
     with open(os.path.join(copy, vocab), "a", encoding="utf-8") as f:
         f.write("".join(f"extra{i}\n" for i in range(rows)))
     with pytest.raises(CheckpointError, match=rf"{2 * rows} tokens, but the checkpoint's "
                                               rf"word-embedding table has {rows} rows"):
-        registry.load_pretrained(copy, do_lower_case=True)
+        registry.read_pretrained(copy, do_lower_case=True)

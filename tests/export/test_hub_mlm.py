@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
+from bert_tf.checkpoints.building import load_pretrained
 from bert_tf.checkpoints.model_dir import write_model_dir
-from bert_tf.checkpoints.registry import load_pretrained
 from bert_tf.checkpoints.tf_hub.saved_model import read_saved_model
 from bert_tf.models.bert_encoder import BertEncoder
 from bert_tf.models.bert_pretrainer import BertPretrainer

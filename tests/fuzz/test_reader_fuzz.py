@@ -172,4 +172,4 @@ def test_checkpoint_readers(tmp_path_factory, source, file_index, damage):
     with open(os.path.join(folder, name), "wb") as f:
         f.write(damaged(_read(os.path.join(TESTDATA, folder_name, name)), damage))
     _only_user_errors(registry.describe_folder, folder)
-    _only_user_errors(registry.load_pretrained, folder, do_lower_case=True)
+    _only_user_errors(registry.read_pretrained, folder, do_lower_case=True)

@@ -22,10 +22,7 @@ from bert_tf.checkpoints.huggingface import sentence_transformers_folder
 from bert_tf.checkpoints.huggingface.layout import NAME, TITLE, describe, recognise
 from bert_tf.checkpoints.huggingface.reader import read
 from bert_tf.checkpoints.huggingface.sentence_transformers import MODULES_FILE
-from bert_tf.checkpoints.huggingface.sentence_transformers_folder import (
-    write_sentence_transformers_folder,
-)
-from bert_tf.checkpoints.huggingface.writer import export_huggingface_checkpoint, write
+from bert_tf.checkpoints.huggingface.writer import write
 
 FORMAT = Format(
     name=NAME, title=TITLE,
@@ -47,5 +44,4 @@ SENTENCE_TRANSFORMERS = Format(
     recognise=recognise_sentence_transformers, describe=describe, read=read,
     write=sentence_transformers_folder.write)
 
-__all__ = ["FORMAT", "SENTENCE_TRANSFORMERS", "export_huggingface_checkpoint", "read",
-           "write", "write_sentence_transformers_folder"]
+__all__ = ["FORMAT", "SENTENCE_TRANSFORMERS", "read", "write"]

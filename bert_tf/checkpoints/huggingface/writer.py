@@ -1,6 +1,7 @@
 """Writes bert_tf models as Hugging Face folders of their task's `BertFor*` architecture.
 
-`export_huggingface_checkpoint(model or model_dir, out)` writes what transformers'
+`write(pretrained, out)` (and `building.export_huggingface_checkpoint(model or model_dir,
+out)`, which starts from a Keras model) writes what transformers'
 `AutoModelFor*.from_pretrained(out)` and `AutoTokenizer.from_pretrained(out)` read:
 `config.json` (`architectures`, `id2label` / `label2id`, `problem_type`), `model.safetensors`
 (PyTorch names and layouts), and the tokenizer files (`vocab.txt`, `tokenizer.json`,
@@ -18,8 +19,8 @@ the model it was. The architecture follows the head:
   BertMultipleChoice                            BertForMultipleChoice
 
 `write(pretrained, output_dir)` (the `Format.write` of `huggingface`) writes any
-`Pretrained`, so every format bert_tf reads converts to this one; a model directory exports
-by its `model_info.json` `head` (label names and problem type from there too).
+`building.PretrainedModels`, so every format bert_tf reads converts to this one; a model
+directory exports by its `model_info.json` `head` (label names and problem type from there).
 Architectures that transformers builds without a pooler (masked LM, tokens, spans) are
 written without one, so it loads them with no unexpected keys (transformers 5 lists a kept
 `bert.pooler.*` as UNEXPECTED in `BertForMaskedLM`'s load report); a pretrainer's pooler
@@ -28,34 +29,23 @@ dropped so is named in a warning. transformers computes the masked-LM head with 
 written with a warning, its settings kept in `config.json` for bert_tf to read back.
 
 Example:
->>> export_huggingface_checkpoint(TextClassifier.from_pretrained("sst2_model_dir/"),
-...                               "/tmp/sst2_hf")  # doctest: +SKIP
+>>> write(load_pretrained("sst2_model_dir/"), "/tmp/sst2_hf")  # doctest: +SKIP
 """
 
 import json
 import os
 
-import keras
 import tensorflow as tf
 from absl import logging
 
-from bert_tf.checkpoints import model_dir, weight_map
+from bert_tf.checkpoints import weight_map
 from bert_tf.checkpoints.huggingface import safetensors_file
 from bert_tf.checkpoints.huggingface.architectures import CONFIG_FILE, EXPORT_ARCHITECTURES
 from bert_tf.checkpoints.huggingface.sentence_transformers import write_sentence_modules
 from bert_tf.checkpoints.huggingface.tokenizer_files import write_tokenizer_files
-from bert_tf.checkpoints.pretrained import Pretrained
-from bert_tf.checkpoints.tokenizer_json import VOCAB_FILE, FolderVocab, write_vocab
+from bert_tf.checkpoints.tokenizer_json import VOCAB_FILE, write_vocab
 from bert_tf.checkpoints.weight_map import Rule
 from bert_tf.errors import require_extra
-from bert_tf.models import (
-    BertClassifier,
-    BertEncoder,
-    BertMultipleChoice,
-    BertPretrainer,
-    BertSpanLabeler,
-    BertTokenClassifier,
-)
 from bert_tf.tokenization import vocab as vocab_lib
 
 # The PyTorch module of each task head, and the architectures without a pooler.
@@ -71,58 +61,6 @@ def export_architecture(pretrained):
     if pretrained.head == "pretrainer" and "next_sentence" not in pretrained.heads:
         return "BertForMaskedLM"
     return EXPORT_ARCHITECTURES[pretrained.head]
-
-
-def _model_vocab(preprocessor):
-    """`(FolderVocab, lower_case)` of a Keras task model's preprocessor, or Nones."""
-    if preprocessor is None:
-        return None, None
-    with preprocessor.vocab_path() as path:
-        tokens = vocab_lib.load_vocab(path)
-    return FolderVocab(tokens, None, preprocessor.lower_case), preprocessor.lower_case
-
-
-def _arrays(*layers, task_head=None):
-    """{our weight path: numpy array} of `layers`, and of `task_head` as `head/...`."""
-    weights = {path: variable.numpy()
-               for path, variable in weight_map.model_weights(*layers).items()}
-    if task_head is not None:
-        weights.update({f"{weight_map.TASK_HEAD}/{variable.path.rsplit('/', 1)[-1]}":
-                        variable.numpy() for variable in task_head.weights})
-    return weights
-
-
-def from_model(model):
-    """A `Pretrained` of an in-memory bert_tf model (its weights as arrays)."""
-    if isinstance(model, BertEncoder):
-        return Pretrained(None, None, model.config, _arrays(model), "encoder", None, None)
-    encoder = getattr(model, "encoder", None)
-    if not isinstance(encoder, BertEncoder):
-        raise TypeError(_TYPE_ERROR + f" received {type(model).__name__}.")
-    vocab, lower_case = _model_vocab(getattr(model, "preprocessor", None))
-    common = dict(format=None, path=None, config=encoder.config, vocab=vocab,
-                  lower_case=lower_case)
-    if isinstance(model, BertPretrainer):
-        items = dict(model.checkpoint_items())
-        items.pop("encoder")
-        return Pretrained(head="pretrainer", weights=_arrays(encoder, *items.values()), **common)
-    for model_class, head in ((BertTokenClassifier, "token_classifier"),
-                              (BertClassifier, "classifier"),
-                              (BertSpanLabeler, "span_labeler"),
-                              (BertMultipleChoice, "multiple_choice")):
-        if isinstance(model, model_class):
-            problem_type = getattr(model, "problem_type", None)
-            return Pretrained(head=head, weights=_arrays(encoder, task_head=model.head),
-                              label_names=getattr(model, "label_names", None),
-                              problem_type=problem_type if head == "classifier" else None,
-                              **common)
-    # SentenceEncoder and other encoder holders.
-    return Pretrained(head="encoder", weights=_arrays(encoder), **common)
-
-
-_TYPE_ERROR = ("export_huggingface_checkpoint takes a model directory, a BertEncoder or a "
-               "BertPretrainer, or a bert_tf task model (BertClassifier, BertTokenClassifier, "
-               "BertSpanLabeler, BertMultipleChoice, or a keras_tasks model holding one);")
 
 
 def _tensors(pretrained):
@@ -211,7 +149,7 @@ def _write_tokenizer(pretrained, hf_dir, vocab_file):
 
 
 def write(pretrained, hf_dir, vocab_file=None):
-    """Writes a `Pretrained` as a Hugging Face folder of its head's architecture (module
+    """Writes a `PretrainedModels` as a Hugging Face folder of its head's architecture (module
     docstring); the `Format.write` of `huggingface`.
 
     Args:
@@ -239,24 +177,3 @@ def write(pretrained, hf_dir, vocab_file=None):
                  len(tensors))
     return path
 
-
-def export_huggingface_checkpoint(model_dir_or_model, hf_dir, vocab_file=None):
-    """Writes a model as a Hugging Face folder of its task's architecture (module docstring).
-
-    Args:
-      model_dir_or_model: a model directory, or a `BertEncoder`, `BertPretrainer`, bert_tf
-        task model or Keras task model.
-      hf_dir: destination folder, created if missing.
-      vocab_file: the vocab to copy in; defaults to the model directory's `vocab.txt` or the
-        task model's preprocessor's.
-
-    Returns:
-      The path of the written `model.safetensors`.
-    """
-    if isinstance(model_dir_or_model, (str, os.PathLike)):
-        pretrained = model_dir.read(os.fspath(model_dir_or_model))
-    elif isinstance(model_dir_or_model, keras.Model):
-        pretrained = from_model(model_dir_or_model)
-    else:
-        raise TypeError(_TYPE_ERROR + f" received {type(model_dir_or_model).__name__}.")
-    return write(pretrained, hf_dir, vocab_file)

@@ -18,7 +18,7 @@ keras-hub has no BERT task for (tokens, spans, choices). The tokenizer strips ac
 lower-cases, as bert_tf does.
 
 Example:
->>> write(registry.load_pretrained("sst2_model_dir/"), "/tmp/sst2_preset")  # doctest: +SKIP
+>>> write(load_pretrained("sst2_model_dir/"), "/tmp/sst2_preset")  # doctest: +SKIP
 """
 
 import json
@@ -141,7 +141,7 @@ def _write_json(path, value):
 
 
 def write(pretrained, output_dir):
-    """Writes a `Pretrained` as a keras-hub preset into a new or empty `output_dir`.
+    """Writes a `PretrainedModels` as a keras-hub preset into a new or empty `output_dir`.
 
     Raises:
       CheckpointError: a head, activation or LayerNorm epsilon keras-hub's BERT cannot hold

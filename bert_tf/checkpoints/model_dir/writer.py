@@ -73,7 +73,7 @@ def write_model_info(model_dir, head=None, do_lower_case=None, max_seq_length=No
 
 
 def write(pretrained, output_dir):
-    """Writes a `Pretrained` as a model directory, with its `model_info.json`.
+    """Writes a `PretrainedModels` as a model directory, with its `model_info.json`.
 
     Returns:
       The checkpoint prefix written.
