@@ -162,25 +162,29 @@ def _encoder(graph, weights, word_ids, type_ids, mask):
             "Attention", [hidden, graph.constant(layer.qkv_kernel, f"{name}_qkv_kernel"),
                           graph.constant(layer.qkv_bias, f"{name}_qkv_bias"), mask],
             domain=MS_DOMAIN, name=f"{name}_attention", num_heads=int(weights.num_heads))
-        kernel, bias = layer.attention_output
-        projected = graph.op("MatMul", [attended, graph.constant(kernel, f"{name}_attention_out")])
-        hidden = graph.op(
-            "SkipLayerNormalization",
-            [projected, hidden, *(graph.constant(w, f"{name}_attention_norm")
-                                  for w in (*layer.attention_norm, bias))],
-            domain=MS_DOMAIN, name=f"{name}_attention_norm", epsilon=eps)
+        hidden = _project_add_and_normalize(graph, attended, hidden, layer.attention_output,
+                                            layer.attention_norm, f"{name}_attention_out",
+                                            f"{name}_attention_norm", eps)
         kernel, bias = layer.intermediate
         intermediate = graph.op("MatMul", [hidden, graph.constant(kernel, f"{name}_intermediate")])
         activated = _feed_forward_activation(graph, intermediate, bias, weights.hidden_act,
                                              f"{name}_activation")
-        kernel, bias = layer.output
-        output = graph.op("MatMul", [activated, graph.constant(kernel, f"{name}_output")])
-        hidden = graph.op(
-            "SkipLayerNormalization",
-            [output, hidden, *(graph.constant(w, f"{name}_output_norm")
-                               for w in (*layer.output_norm, bias))],
-            domain=MS_DOMAIN, name=f"{name}_output_norm", epsilon=eps)
+        hidden = _project_add_and_normalize(graph, activated, hidden, layer.output,
+                                            layer.output_norm, f"{name}_output",
+                                            f"{name}_output_norm", eps)
     return hidden
+
+
+def _project_add_and_normalize(graph, inputs, residual, dense, norm, dense_name, norm_name,
+                               eps):
+    """`LayerNorm(inputs @ kernel + bias + residual)`: a MatMul, then one
+    SkipLayerNormalization that adds the bias and the residual (as ORT's optimizer fuses it)."""
+    kernel, bias = dense
+    projected = graph.op("MatMul", [inputs, graph.constant(kernel, dense_name)])
+    return graph.op(
+        "SkipLayerNormalization",
+        [projected, residual, *(graph.constant(w, norm_name) for w in (*norm, bias))],
+        domain=MS_DOMAIN, name=norm_name, epsilon=eps)
 
 
 def _first_token(graph, hidden, float_mask):
