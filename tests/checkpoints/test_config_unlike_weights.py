@@ -15,8 +15,7 @@ TESTDATA = os.path.join(os.path.dirname(os.path.dirname(__file__)), "testdata")
 
 
 def _read(folder):
-    read = getattr(registry, "read_pretrained", None) or registry.load_pretrained
-    return read(folder, do_lower_case=True)
+    return registry.read_pretrained(folder, do_lower_case=True)
 
 
 @pytest.mark.parametrize("preset, file, key, value", [
